@@ -1,0 +1,111 @@
+"""One mapping between error causes, gRPC status codes and protocol error codes.
+
+Services raise ``ServiceError(code, message)`` (or let a ``rackcore.RackError``
+through ``from_rack``); ``abort`` turns it into a gRPC status with the stable
+code in the trailing metadata ``rackem-error``; ``from_rpc_error`` reads it back
+on the calling side. Unexpected exceptions are logged and become ``internal``
+with a fixed message: their text is never sent to a client.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import grpc
+
+from rackcore import RackError
+
+__all__ = [
+    "CODES",
+    "ERROR_KEY",
+    "OWNER_KEY",
+    "ServiceError",
+    "abort",
+    "from_rack",
+    "from_rpc_error",
+]
+
+ERROR_KEY = "rackem-error"
+OWNER_KEY = "rackem-owner"
+
+CODES: dict[str, grpc.StatusCode] = {
+    "bad_request": grpc.StatusCode.INVALID_ARGUMENT,
+    "bad_rules": grpc.StatusCode.INVALID_ARGUMENT,
+    "malformed_move": grpc.StatusCode.INVALID_ARGUMENT,
+    "bad_name": grpc.StatusCode.INVALID_ARGUMENT,
+    "illegal_move": grpc.StatusCode.FAILED_PRECONDITION,
+    "not_your_turn": grpc.StatusCode.FAILED_PRECONDITION,
+    "match_over": grpc.StatusCode.FAILED_PRECONDITION,
+    "not_started": grpc.StatusCode.FAILED_PRECONDITION,
+    "already_started": grpc.StatusCode.FAILED_PRECONDITION,
+    "table_full": grpc.StatusCode.FAILED_PRECONDITION,
+    "wrong_replica": grpc.StatusCode.FAILED_PRECONDITION,
+    "stale_version": grpc.StatusCode.ABORTED,
+    "bad_token": grpc.StatusCode.UNAUTHENTICATED,
+    "not_creator": grpc.StatusCode.PERMISSION_DENIED,
+    "no_table": grpc.StatusCode.NOT_FOUND,
+    "no_code": grpc.StatusCode.NOT_FOUND,
+    "no_replica": grpc.StatusCode.UNAVAILABLE,
+    "unavailable": grpc.StatusCode.UNAVAILABLE,
+    "shutting_down": grpc.StatusCode.UNAVAILABLE,
+    "internal": grpc.StatusCode.INTERNAL,
+}
+_BY_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: "bad_request",
+    grpc.StatusCode.FAILED_PRECONDITION: "illegal_move",
+    grpc.StatusCode.ABORTED: "stale_version",
+    grpc.StatusCode.UNAUTHENTICATED: "bad_token",
+    grpc.StatusCode.PERMISSION_DENIED: "not_creator",
+    grpc.StatusCode.NOT_FOUND: "no_table",
+    grpc.StatusCode.UNAVAILABLE: "unavailable",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "unavailable",
+}
+
+
+class ServiceError(Exception):
+    """An expected refusal with a stable ``code`` and a message fit for a player."""
+
+    def __init__(self, code: str, message: str, owner: str | None = None) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown error code {code}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.owner = owner
+
+    @property
+    def status(self) -> grpc.StatusCode:
+        return CODES[self.code]
+
+
+def from_rack(exc: RackError) -> ServiceError:
+    code = exc.code if exc.code in CODES else "illegal_move"
+    return ServiceError(code, str(exc))
+
+
+async def abort(context: grpc.aio.ServicerContext[object, object], err: ServiceError) -> NoReturn:
+    metadata: list[tuple[str, str]] = [(ERROR_KEY, err.code)]
+    if err.owner:
+        metadata.append((OWNER_KEY, err.owner))
+    context.set_trailing_metadata(tuple(metadata))
+    await context.abort(err.status, err.message)
+    raise AssertionError("abort returned")  # pragma: no cover - abort always raises
+
+
+def from_rpc_error(exc: grpc.aio.AioRpcError) -> ServiceError:
+    """The ``ServiceError`` a failed call carries (``internal``/``unavailable`` if unknown)."""
+    code = None
+    owner = None
+    for key, value in exc.trailing_metadata() or ():
+        if key == ERROR_KEY and isinstance(value, str) and value in CODES:
+            code = value
+        elif key == OWNER_KEY and isinstance(value, str):
+            owner = value
+    if code is None:
+        code = _BY_STATUS.get(exc.code(), "internal")
+        message = "the service is unavailable" if code == "unavailable" else "internal error"
+        if code not in ("internal", "unavailable"):
+            message = exc.details() or code
+    else:
+        message = exc.details() or code
+    return ServiceError(code, message, owner)

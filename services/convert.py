@@ -1,0 +1,135 @@
+"""rackcore values ⇄ protobuf messages, in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields
+
+from rackcore import MalformedMoveError, Move, RoundResult, Rules, View
+from services._gen.rackem.v1 import game_pb2 as pb
+
+__all__ = [
+    "move_from_pb",
+    "move_to_pb",
+    "rules_from_pb",
+    "rules_to_pb",
+    "view_from_pb",
+    "view_to_pb",
+]
+
+_RULE_FIELDS = [f.name for f in fields(Rules)]
+
+
+def rules_to_pb(rules: Rules) -> pb.Rules:
+    return pb.Rules(**{name: getattr(rules, name) for name in _RULE_FIELDS})
+
+
+def rules_from_pb(msg: pb.Rules) -> Rules:
+    """Rules from a message; unset fields take the defaults. Raises ``RulesError``."""
+    return Rules(**{name: getattr(msg, name) for name in _RULE_FIELDS if msg.HasField(name)})
+
+
+def move_to_pb(move: Move) -> pb.Move:
+    msg = pb.Move(seat=move.seat, act=move.act, source=move.source or "", stay_in=not move.go_out)
+    if move.slot is not None:
+        msg.slot = move.slot
+    if move.by:
+        msg.by = move.by
+    return msg
+
+
+def move_from_pb(msg: pb.Move, seat: int | None = None, by: str | None = None) -> Move:
+    """A move from a message, for ``seat`` when given (the seat never comes from the caller)."""
+    if msg.act not in ("draw", "place", "throw", "repair"):
+        raise MalformedMoveError("act must be one of draw, place, throw, repair")
+    return Move(
+        seat=msg.seat if seat is None else seat,
+        act=msg.act,  # type: ignore[arg-type]
+        source=msg.source or None,  # type: ignore[arg-type]
+        slot=msg.slot if msg.HasField("slot") else None,
+        go_out=not msg.stay_in,
+        by=by,
+    )
+
+
+def _cards(groups: Sequence[Sequence[int | None]]) -> list[pb.Cards]:
+    return [pb.Cards(cards=[c or 0 for c in group]) for group in groups]
+
+
+def view_to_pb(view: View) -> pb.View:
+    msg = pb.View(
+        seat=view.seat,
+        rules=rules_to_pb(view.rules),
+        round_no=view.round_no,
+        dealer=view.dealer,
+        turn=view.turn,
+        phase=view.phase,
+        rack=view.rack,
+        held=view.held or 0,
+        held_from=view.held_from or "",
+        discard=view.discard,
+        stock_count=view.stock_count,
+        stock_public=view.stock_known is not None,
+        stock_known=view.stock_known or (),
+        recycles=view.recycles,
+        scores=view.scores,
+        rounds=[
+            pb.RoundResult(winner=r.winner, points=r.points)
+            if r.winner is not None
+            else pb.RoundResult(points=r.points)
+            for r in view.rounds
+        ],
+        turns_taken=view.turns_taken,
+        repair_tokens=view.repair_tokens,
+        center=[c or 0 for c in view.center],
+        last_pickup=[c or 0 for c in view.last_pickup],
+        pickups=_cards(view.pickups),
+        discarded=_cards(view.discarded),
+        known=_cards(view.known),
+        commitment=view.commitment or "",
+        moves=view.moves,
+        racks=_cards(view.racks or ()),
+        seed=view.seed or "",
+    )
+    if view.winner is not None:
+        msg.winner = view.winner
+    return msg
+
+
+def _none(card: int) -> int | None:
+    return card or None
+
+
+def view_from_pb(msg: pb.View) -> View:
+    return View(
+        seat=msg.seat,
+        rules=rules_from_pb(msg.rules),
+        round_no=msg.round_no,
+        dealer=msg.dealer,
+        turn=msg.turn,
+        phase=msg.phase,
+        rack=tuple(msg.rack),
+        held=_none(msg.held),
+        held_from=msg.held_from or None,
+        discard=tuple(msg.discard),
+        stock_count=msg.stock_count,
+        stock_known=tuple(msg.stock_known) if msg.stock_public else None,
+        recycles=msg.recycles,
+        scores=tuple(msg.scores),
+        rounds=tuple(
+            RoundResult(r.winner if r.HasField("winner") else None, tuple(r.points))
+            for r in msg.rounds
+        ),
+        turns_taken=tuple(msg.turns_taken),
+        repair_tokens=tuple(msg.repair_tokens),
+        center=tuple(_none(c) for c in msg.center),
+        last_pickup=tuple(_none(c) for c in msg.last_pickup),
+        pickups=tuple(tuple(g.cards) for g in msg.pickups),
+        discarded=tuple(tuple(g.cards) for g in msg.discarded),
+        known=tuple(tuple(_none(c) for c in g.cards) for g in msg.known),
+        commitment=msg.commitment or None,
+        moves=msg.moves,
+        racks=tuple(tuple(g.cards) for g in msg.racks) if msg.racks else None,
+        winner=msg.winner if msg.HasField("winner") else None,
+        seed=msg.seed or None,
+    )
