@@ -274,3 +274,29 @@ class TableSummary(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableSummary: _TypeAlias = TableSummary  # noqa: Y015
+
+@_typing.final
+class MatchRecord(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    LOG_JSON_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    code: _builtins.str
+    log_json: _builtins.str
+    """the rackem-match/1 object as JSON text"""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        code: _builtins.str = ...,
+        log_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "log_json", b"log_json", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchRecord: _TypeAlias = MatchRecord  # noqa: Y015

@@ -65,6 +65,11 @@ class TableStub:
                 request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_table__pb2.TableSummary.FromString,
                 _registered_method=True)
+        self.GetRecord = channel.unary_unary(
+                '/rackem.v1.Table/GetRecord',
+                request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
+                _registered_method=True)
 
 
 class TableServicer:
@@ -112,6 +117,14 @@ class TableServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRecord(self, request, context):
+        """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
+        refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -144,6 +157,11 @@ def add_TableServicer_to_server(servicer, server):
                     servicer.GetSummary,
                     request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_table__pb2.TableSummary.SerializeToString,
+            ),
+            'GetRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRecord,
+                    request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
+                    response_serializer=rackem_dot_v1_dot_table__pb2.MatchRecord.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -308,6 +326,33 @@ class Table:
             '/rackem.v1.Table/GetSummary',
             rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
             rackem_dot_v1_dot_table__pb2.TableSummary.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rackem.v1.Table/GetRecord',
+            rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
+            rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
             options,
             channel_credentials,
             insecure,

@@ -44,6 +44,10 @@ class TableStub:
     """Leave for good: a bot takes the seat."""
     GetSummary: _grpc.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.TableSummary]
     """Public facts about a table, no hidden cards, no tokens."""
+    GetRecord: _grpc.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.MatchRecord]
+    """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
+    refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+    """
 
 @_typing.type_check_only
 class TableAsyncStub(TableStub):
@@ -60,6 +64,10 @@ class TableAsyncStub(TableStub):
     """Leave for good: a bot takes the seat."""
     GetSummary: _aio.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.TableSummary]  # type: ignore[assignment]
     """Public facts about a table, no hidden cards, no tokens."""
+    GetRecord: _aio.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.MatchRecord]  # type: ignore[assignment]
+    """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
+    refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+    """
 
 class TableServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -109,5 +117,15 @@ class TableServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.TableSummary, _abc.Awaitable[_table_pb2.TableSummary]]:
         """Public facts about a table, no hidden cards, no tokens."""
+
+    @_abc_1.abstractmethod
+    def GetRecord(
+        self,
+        request: _table_pb2.SummaryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.MatchRecord, _abc.Awaitable[_table_pb2.MatchRecord]]:
+        """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
+        refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+        """
 
 def add_TableServicer_to_server(servicer: TableServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
