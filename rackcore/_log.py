@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from rackcore._errors import LogError, RackError, RulesError
@@ -86,9 +85,8 @@ def verify(log: Any) -> dict[str, Any]:
     raises ``LogError`` for something that is not a ``rackem-match/1`` log at all.
     """
     match = match_from_log(log)
-    if "seed" in log and "commitment" in log:
-        if hashlib.sha256(bytes.fromhex(log["seed"])).hexdigest() != log["commitment"]:
-            return _invalid(None, "the seed does not match the commitment")
+    if match.seed is not None and match.commitment != log.get("commitment", match.commitment):
+        return _invalid(None, "the seed does not match the commitment")
     for index, data in enumerate(log["moves"]):
         try:
             match.apply(Move.from_dict(data))

@@ -132,11 +132,7 @@ class Match:
     # -- internals -----------------------------------------------------------
 
     def _can_repair(self) -> bool:
-        return (
-            self.phase == "resolve"
-            and self.rules.repair_token
-            and self.repair_tokens[self.turn]
-        )
+        return self.phase == "resolve" and self.rules.repair_token and self.repair_tokens[self.turn]
 
     def _check(self, move: Move) -> None:
         if self.phase == "match_over":

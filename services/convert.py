@@ -26,7 +26,7 @@ def rules_to_pb(rules: Rules) -> pb.Rules:
 
 def rules_from_pb(msg: pb.Rules) -> Rules:
     """Rules from a message; unset fields take the defaults. Raises ``RulesError``."""
-    return Rules(**{name: getattr(msg, name) for name in _RULE_FIELDS if msg.HasField(name)})
+    return Rules(**{name: getattr(msg, name) for name in _RULE_FIELDS if msg.HasField(name)})  # type: ignore[arg-type]
 
 
 def move_to_pb(move: Move) -> pb.Move:

@@ -9,7 +9,8 @@ with a fixed message: their text is never sent to a client.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from collections.abc import Sequence
+from typing import NoReturn, cast
 
 import grpc
 
@@ -96,7 +97,8 @@ def from_rpc_error(exc: grpc.aio.AioRpcError) -> ServiceError:
     """The ``ServiceError`` a failed call carries (``internal``/``unavailable`` if unknown)."""
     code = None
     owner = None
-    for key, value in exc.trailing_metadata() or ():
+    metadata = cast("Sequence[tuple[str, str | bytes]]", exc.trailing_metadata() or ())
+    for key, value in metadata:
         if key == ERROR_KEY and isinstance(value, str) and value in CODES:
             code = value
         elif key == OWNER_KEY and isinstance(value, str):

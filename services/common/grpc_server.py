@@ -8,26 +8,28 @@ import signal
 from collections.abc import Awaitable, Callable, Iterable
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import _async as health_aio  # the aio servicer (health.aio)
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.logs import event
 
-__all__ = ["add_health", "bind", "wait_for_signal", "run_until_signal"]
+__all__ = ["add_health", "bind", "run_until_signal", "set_serving", "wait_for_signal"]
 
 log = logging.getLogger("rackem.grpc")
 
 
-def add_health(server: grpc.aio.Server, services: Iterable[str]) -> health.aio.HealthServicer:
+def add_health(server: grpc.aio.Server, services: Iterable[str]) -> health_aio.HealthServicer:
     """Register the standard health service, SERVING for ``services`` and overall."""
-    servicer = health.aio.HealthServicer()
+    servicer = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
     return servicer
 
 
-async def set_serving(servicer: health.aio.HealthServicer, services: Iterable[str], up: bool) -> None:
-    status = (
-        health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
-    )
+async def set_serving(
+    servicer: health_aio.HealthServicer, services: Iterable[str], up: bool
+) -> None:
+    response = health_pb2.HealthCheckResponse
+    status = response.SERVING if up else response.NOT_SERVING
     for name in ("", *services):
         await servicer.set(name, status)
 
@@ -55,7 +57,7 @@ async def wait_for_signal() -> None:
 
 async def run_until_signal(
     server: grpc.aio.Server,
-    servicer: health.aio.HealthServicer,
+    servicer: health_aio.HealthServicer,
     services: Iterable[str],
     grace: float,
     before_stop: Callable[[], Awaitable[None]] | None = None,

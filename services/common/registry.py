@@ -76,14 +76,14 @@ class RedisRegistry:
             await pipe.execute()
 
     async def live(self) -> list[Replica]:
-        ids = sorted(str(i) for i in await self._redis.smembers(_SET))  # type: ignore[misc]
+        ids = sorted(str(i) for i in await self._redis.smembers(_SET))
         if not ids:
             return []
         bodies = await self._redis.mget([_key(i) for i in ids])
         out = []
         for rid, body in zip(ids, bodies, strict=True):
             if body is None:
-                await self._redis.srem(_SET, rid)  # type: ignore[misc]
+                await self._redis.srem(_SET, rid)
                 continue
             data = json.loads(body)
             out.append(Replica(rid, data["addr"], int(data["load"]), bool(data["draining"])))

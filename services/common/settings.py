@@ -38,7 +38,8 @@ def _parse(name: str, raw: str, kind: Any) -> Any:
             return tuple(part.strip() for part in raw.split(",") if part.strip())
         return raw
     except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a valid {getattr(kind, '__name__', kind)}") from None
+        kind_name = getattr(kind, "__name__", str(kind))
+        raise SettingsError(f"{name}={raw!r} is not a valid {kind_name}") from None
 
 
 def from_env(cls: type[T], env: Mapping[str, str] | None = None, **overrides: Any) -> T:
