@@ -1,0 +1,15 @@
+"""The bot service's settings, read once from the environment (``from_env(BotSettings)``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["BotSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class BotSettings:
+    host: str = "0.0.0.0"
+    port: int = 50053
+    log_level: str = "INFO"
+    stop_grace_ms: int = 5000  # how long in-flight calls may finish on SIGTERM

@@ -1,0 +1,124 @@
+"""The table service's process shape: ``create_server`` → ``Running``, ``serve``, ``main``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from dataclasses import dataclass
+
+import grpc
+import redis.asyncio as aioredis
+from grpc_health.v1 import _async as health_aio
+
+from services._gen.rackem.v1 import table_pb2_grpc
+from services.common import logs
+from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
+from services.common.redis_client import connect
+from services.common.registry import MemoryRegistry, RedisRegistry, Registry
+from services.common.settings import from_env
+from services.table.bot_client import BotClient
+from services.table.clocks import Timing
+from services.table.service import TableService
+from services.table.settings import TableSettings
+from services.table.store import TableStore
+from services.table.store_memory import MemoryStore
+from services.table.store_redis import RedisStore
+from services.table.table import TableConfig
+from services.table.tables import Tables, owner_string
+
+__all__ = ["SERVICE_NAME", "Running", "create_server", "main", "serve"]
+
+log = logging.getLogger("rackem.table")
+
+SERVICE_NAME = "rackem.v1.Table"
+
+
+@dataclass(slots=True)
+class Running:
+    """A started table replica: ``port`` bound, ``addr`` advertised, ``tables`` it owns."""
+
+    server: grpc.aio.Server
+    health: health_aio.HealthServicer
+    tables: Tables
+    bots: BotClient
+    redis: aioredis.Redis | None
+    port: int
+    addr: str
+
+    async def stop(self, grace: float | None = None) -> None:
+        """NOT_SERVING, hand every table over (leases released, streams ended), then stop."""
+        logs.event(log, "table_stopping", replica=self.tables.replica_id)
+        await set_serving(self.health, [SERVICE_NAME], False)
+        await self.tables.drain()
+        await self.server.stop(grace)
+        await self.bots.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+        logs.event(log, "table_stopped", replica=self.tables.replica_id)
+
+
+def _dial_host(host: str) -> str:
+    return "127.0.0.1" if host in ("", "0.0.0.0", "::", "[::]") else host
+
+
+async def create_server(
+    settings: TableSettings,
+    store: TableStore | None = None,
+    registry: Registry | None = None,
+    bot_addr: str | None = None,
+) -> Running:
+    """Build, bind and start a table replica (``settings.port`` 0 picks a free port).
+
+    Without ``store``/``registry`` it uses Redis at ``settings.redis_url``, or the
+    in-process implementations when that is unset. ``bot_addr`` overrides
+    ``settings.bot_addr``.
+    """
+    client = None
+    if store is None or registry is None:
+        if settings.redis_url:
+            client = connect(settings.redis_url)
+            store = store or RedisStore(client)
+            registry = registry or RedisRegistry(client)
+        else:
+            store = store or MemoryStore()
+            registry = registry or MemoryRegistry()
+    server = grpc.aio.server()
+    port = bind(server, settings.host, settings.port)
+    addr = settings.advertise_addr or f"{_dial_host(settings.host)}:{port}"
+    replica_id = settings.replica_id or secrets.token_hex(6)
+    config = TableConfig(
+        store=store,
+        owner=owner_string(replica_id, addr),
+        replica=addr,
+        decision_ms=settings.decision_ms,
+        continue_ms=settings.continue_ms,
+        stream_queue=settings.stream_queue,
+        timing=Timing(settings.bot_delay_ms, settings.abandon_ms),
+    )
+    bots = BotClient(
+        settings.bot_addr if bot_addr is None else bot_addr,
+        settings.bot_timeout_ms,
+        settings.bot_retry_ms,
+    )
+    tables = Tables(settings, config, registry, bots, replica_id)
+    table_pb2_grpc.add_TableServicer_to_server(TableService(tables), server)
+    health = add_health(server, [SERVICE_NAME])
+    await server.start()
+    await tables.start()
+    await set_serving(health, [SERVICE_NAME], True)
+    logs.event(log, "table_serving", port=port, addr=addr, replica=replica_id)
+    return Running(server, health, tables, bots, client, port, addr)
+
+
+async def serve(settings: TableSettings) -> None:
+    """Serve until SIGTERM or SIGINT, then hand the tables over and stop."""
+    running = await create_server(settings)
+    await wait_for_signal()
+    await running.stop(settings.stop_grace_ms / 1000)
+
+
+def main() -> None:
+    settings = from_env(TableSettings)
+    logs.configure("table", settings.log_level)
+    asyncio.run(serve(settings))

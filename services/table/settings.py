@@ -1,0 +1,35 @@
+"""The table service's settings, read once from the environment (``from_env(TableSettings)``).
+
+Every duration is in milliseconds and is a setting, so tests can run whole matches
+with short clocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["TableSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    host: str = "0.0.0.0"
+    port: int = 50052
+    log_level: str = "INFO"
+    redis_url: str | None = None  # unset: the in-process store (rackem up)
+    bot_addr: str = ""  # the bot service; empty: choose bot moves in-process
+    advertise_addr: str = ""  # how other processes reach this replica; default HOST:PORT
+    replica_id: str = ""  # default: random
+    decision_ms: int = 45_000  # each decision (draw, then resolve) of a human
+    bot_delay_ms: int = 1_000  # between bot moves while a human is connected
+    continue_ms: int = 15_000  # the round-over screen waits at most this long
+    abandon_ms: int = 120_000  # a table with no connected human this long ends
+    bot_timeout_ms: int = 2_000  # a bot service call slower than this falls back in-process
+    bot_retry_ms: int = 5_000  # after a bot service failure, stay in-process this long
+    lease_ms: int = 5_000  # a table's lease; renewed every third of it
+    sweep_ms: int = 1_000  # how often to look for tables whose owner died
+    heartbeat_ms: int = 1_000  # registry heartbeat period
+    heartbeat_ttl_ms: int = 3_000  # registry entry lifetime
+    finished_ttl_ms: int = 86_400_000  # finished tables stay readable this long
+    stream_queue: int = 64  # views queued for one subscriber before it is dropped
+    stop_grace_ms: int = 5_000  # in-flight calls may finish this long on SIGTERM

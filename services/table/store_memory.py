@@ -1,0 +1,137 @@
+"""The in-process table store (``rackem up`` without Redis): the Redis store's semantics in dicts.
+
+Values are kept as the same JSON text Redis holds, so nothing a caller keeps can
+alias what is stored. Leases and finished tables expire on a monotonic clock.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.table.store import AppendResult
+from services.table.stored import StoredTable, TableMeta, TableState
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass(slots=True)
+class _Entry:
+    meta: str
+    state: str
+    log: list[str] = field(default_factory=list)
+    replies: dict[str, str] = field(default_factory=dict)
+    expires: float | None = None
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._tables: dict[str, _Entry] = {}
+        self._leases: dict[str, tuple[str, float]] = {}
+        self._live: set[str] = set()
+
+    def _entry(self, table_id: str) -> _Entry | None:
+        entry = self._tables.get(table_id)
+        if entry is not None and entry.expires is not None and entry.expires <= time.monotonic():
+            del self._tables[table_id]
+            return None
+        return entry
+
+    def _lease(self, table_id: str) -> str | None:
+        held = self._leases.get(table_id)
+        if held is None:
+            return None
+        if held[1] <= time.monotonic():
+            del self._leases[table_id]
+            return None
+        return held[0]
+
+    def _set_lease(self, table_id: str, owner: str, lease_ms: int) -> None:
+        self._leases[table_id] = (owner, time.monotonic() + lease_ms / 1000)
+
+    async def create(self, meta: TableMeta, state: TableState, owner: str, lease_ms: int) -> bool:
+        if self._entry(meta.table_id) is not None:
+            return False
+        self._tables[meta.table_id] = _Entry(meta.to_json(), state.to_json())
+        self._set_lease(meta.table_id, owner, lease_ms)
+        self._live.add(meta.table_id)
+        return True
+
+    async def load(self, table_id: str) -> StoredTable | None:
+        entry = self._entry(table_id)
+        if entry is None:
+            return None
+        return StoredTable(
+            TableMeta.from_json(entry.meta),
+            [json.loads(m) for m in entry.log],
+            TableState.from_json(entry.state),
+        )
+
+    async def append(
+        self,
+        table_id: str,
+        owner: str,
+        index: int,
+        move: dict[str, Any],
+        state: TableState,
+        reply: tuple[str, str] | None = None,
+    ) -> AppendResult:
+        entry = self._entry(table_id)
+        if entry is None or self._lease(table_id) != owner:
+            return "lost"
+        if len(entry.log) != index:
+            return "conflict"
+        entry.log.append(json.dumps(move, separators=(",", ":")))
+        entry.state = state.to_json()
+        if reply is not None:
+            entry.replies[reply[0]] = reply[1]
+        return "ok"
+
+    async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
+        entry = self._entry(table_id)
+        if entry is None or self._lease(table_id) != owner:
+            return False
+        entry.state = state.to_json()
+        return True
+
+    async def reply(self, table_id: str, key: str) -> str | None:
+        entry = self._entry(table_id)
+        return None if entry is None else entry.replies.get(key)
+
+    async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
+        holder = self._lease(table_id)
+        if holder is not None and holder != owner:
+            return holder
+        self._set_lease(table_id, owner, lease_ms)
+        return None
+
+    async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
+        if self._lease(table_id) != owner:
+            return False
+        self._set_lease(table_id, owner, lease_ms)
+        return True
+
+    async def release(self, table_id: str, owner: str) -> None:
+        if self._lease(table_id) == owner:
+            del self._leases[table_id]
+
+    async def holder(self, table_id: str) -> str | None:
+        return self._lease(table_id)
+
+    async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
+        entry = self._entry(table_id)
+        if entry is None or self._lease(table_id) != owner:
+            return False
+        entry.state = state.to_json()
+        entry.expires = time.monotonic() + ttl_ms / 1000
+        del self._leases[table_id]
+        self._live.discard(table_id)
+        return True
+
+    async def live_tables(self) -> list[str]:
+        return sorted(self._live)
+
+    async def forget(self, table_id: str) -> None:
+        self._live.discard(table_id)

@@ -1,0 +1,160 @@
+"""The table store on Redis. Every multi-key write is one Lua script on one table's keys.
+
+Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
+
+    rackem:{t:ID}:meta     string  TableMeta JSON (rules, seats, token hashes, seed)
+    rackem:{t:ID}:log      list    one move JSON per accepted move
+    rackem:{t:ID}:state    string  TableState JSON (status, deadlines, covers, round over)
+    rackem:{t:ID}:replies  hash    "seat:move_id" -> the SubmitMove reply (base64)
+    rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed
+    rackem:tables:live     set     ids of tables not finished (read by the sweeper)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from services.table.store import AppendResult
+from services.table.stored import StoredTable, TableMeta, TableState
+
+__all__ = ["RedisStore", "keys"]
+
+LIVE = "rackem:tables:live"
+_PARTS = ("meta", "log", "state", "replies", "lease")
+
+_CREATE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 0 end
+redis.call('SET', KEYS[3], ARGV[2])
+redis.call('SET', KEYS[5], ARGV[3], 'PX', ARGV[4])
+return 1
+"""
+_APPEND = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
+if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6]) end
+return 1
+"""
+_SAVE = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[3], ARGV[2])
+return 1
+"""
+_ACQUIRE = """
+local holder = redis.call('GET', KEYS[5])
+if holder and holder ~= ARGV[1] then return holder end
+redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
+return ''
+"""
+_RENEW = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[5], ARGV[2])
+return 1
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[5]) == ARGV[1] then redis.call('DEL', KEYS[5]) end
+return 1
+"""
+_FINISH = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[3], ARGV[2])
+redis.call('DEL', KEYS[5])
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+return 1
+"""
+
+
+def keys(table_id: str) -> list[str]:
+    """The table's keys in script order: meta, log, state, replies, lease."""
+    return [f"rackem:{{t:{table_id}}}:{part}" for part in _PARTS]
+
+
+class RedisStore:
+    def __init__(self, client: aioredis.Redis) -> None:
+        self._redis = client
+        self._create = client.register_script(_CREATE)
+        self._append = client.register_script(_APPEND)
+        self._save = client.register_script(_SAVE)
+        self._acquire = client.register_script(_ACQUIRE)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._finish = client.register_script(_FINISH)
+
+    async def create(self, meta: TableMeta, state: TableState, owner: str, lease_ms: int) -> bool:
+        args: list[str | int] = [meta.to_json(), state.to_json(), owner, lease_ms]
+        created = await self._create(keys=keys(meta.table_id), args=args)
+        if created:
+            await self._redis.sadd(LIVE, meta.table_id)
+        return bool(created)
+
+    async def load(self, table_id: str) -> StoredTable | None:
+        meta_key, log_key, state_key, _, _ = keys(table_id)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.get(meta_key)
+            pipe.lrange(log_key, 0, -1)
+            pipe.get(state_key)
+            meta, log, state = await pipe.execute()
+        if meta is None or state is None:
+            return None
+        return StoredTable(
+            TableMeta.from_json(meta), [json.loads(m) for m in log], TableState.from_json(state)
+        )
+
+    async def append(
+        self,
+        table_id: str,
+        owner: str,
+        index: int,
+        move: dict[str, Any],
+        state: TableState,
+        reply: tuple[str, str] | None = None,
+    ) -> AppendResult:
+        field, value = reply if reply is not None else ("", "")
+        args: list[str | int] = [
+            owner,
+            index,
+            json.dumps(move, separators=(",", ":")),
+            state.to_json(),
+            field,
+            value,
+        ]
+        result = int(await self._append(keys=keys(table_id), args=args))
+        return "ok" if result == 1 else "conflict" if result == 0 else "lost"
+
+    async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
+        return bool(await self._save(keys=keys(table_id), args=[owner, state.to_json()]))
+
+    async def reply(self, table_id: str, key: str) -> str | None:
+        value = await self._redis.hget(keys(table_id)[3], key)
+        return None if value is None else str(value)
+
+    async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
+        holder = await self._acquire(keys=keys(table_id), args=[owner, lease_ms])
+        return str(holder) or None
+
+    async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
+        return bool(await self._renew(keys=keys(table_id), args=[owner, lease_ms]))
+
+    async def release(self, table_id: str, owner: str) -> None:
+        await self._release(keys=keys(table_id), args=[owner])
+
+    async def holder(self, table_id: str) -> str | None:
+        value = await self._redis.get(keys(table_id)[4])
+        return None if value is None else str(value)
+
+    async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
+        done = await self._finish(keys=keys(table_id), args=[owner, state.to_json(), ttl_ms])
+        if done:
+            await self.forget(table_id)
+        return bool(done)
+
+    async def live_tables(self) -> list[str]:
+        members = await self._redis.smembers(LIVE)
+        return sorted(str(m) for m in members)
+
+    async def forget(self, table_id: str) -> None:
+        await self._redis.srem(LIVE, table_id)

@@ -1,0 +1,61 @@
+"""One seat's stream of views: a bounded queue, so a slow reader never stalls its table.
+
+A table pushes without waiting; a subscriber whose queue is full is dropped (its
+stream ends with ``unavailable`` and the gateway subscribes again). A newer
+subscription of the same seat ends the older one cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+from services._gen.rackem.v1 import game_pb2
+from services.common.errors import ServiceError
+
+__all__ = ["Subscriber"]
+
+
+class Subscriber:
+    def __init__(self, seat: int, limit: int) -> None:
+        self.seat = seat
+        self._limit = limit
+        self._views: deque[game_pb2.TableView] = deque()
+        self._wake = asyncio.Event()
+        self._ended = False
+        self._error: ServiceError | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def push(self, view: game_pb2.TableView) -> bool:
+        """Queue ``view``; False (and nothing queued) when the reader has fallen too far behind."""
+        if self._ended:
+            return True
+        if len(self._views) >= self._limit:
+            return False
+        self._views.append(view)
+        self._wake.set()
+        return True
+
+    def end(self, error: ServiceError | None = None) -> None:
+        """End the stream: cleanly after what is queued, or at once with ``error``."""
+        if self._ended:
+            return
+        self._ended = True
+        self._error = error
+        if error is not None:
+            self._views.clear()
+        self._wake.set()
+
+    async def next(self) -> game_pb2.TableView | None:
+        """The next view; None when the stream ended cleanly; raises the error it ended with."""
+        while not self._views:
+            if self._ended:
+                if self._error is not None:
+                    raise self._error
+                return None
+            self._wake.clear()
+            await self._wake.wait()
+        return self._views.popleft()

@@ -1,0 +1,429 @@
+"""One table: its match, seats, clock state and subscribers. Every change goes through here.
+
+All reads and writes hold the table's lock. A change is applied in memory, written
+to the store (the move log append, fenced by the lease), and only then answered
+and broadcast. If the store refuses or fails, the table closes: its in-memory
+state may be ahead of the store, so it is dropped and rebuilt from the store by the
+next request (or the sweeper).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from rackcore import Match, Move, RackError, Rules, observe, to_log
+from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.common.errors import ServiceError, from_rack
+from services.common.logs import event
+from services.convert import move_from_pb
+from services.table.bot_client import BotClient
+from services.table.clocks import Facts, Timing, next_step, now_ms
+from services.table.store import TableStore
+from services.table.stored import StoredTable, TableMeta, TableState
+from services.table.subscribers import Subscriber
+from services.table.tokens import seat_for
+from services.table.views import seat_infos, summary, table_view
+
+__all__ = ["MAX_MOVE_ID", "Table", "TableConfig"]
+
+log = logging.getLogger("rackem.table")
+
+MAX_MOVE_ID = 64
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """What a table needs to know about its replica and its clocks."""
+
+    store: TableStore
+    owner: str  # the lease value: "replica-id address"
+    replica: str  # the advertised address
+    decision_ms: int
+    continue_ms: int
+    stream_queue: int
+    timing: Timing
+
+
+class Table:
+    def __init__(
+        self, meta: TableMeta, state: TableState, match: Match, config: TableConfig, *, live: bool
+    ) -> None:
+        self.meta = meta
+        self.state = state
+        self.match = match
+        self.config = config
+        self.live = live  # False: a finished table read back from the store
+        self.lock = asyncio.Lock()
+        self.changed = asyncio.Event()  # set on every change; the driver waits on it
+        self.closed: ServiceError | None = None
+        self.seats_dirty = False  # a stream ended: the seats need a broadcast
+        now = now_ms()
+        self.last_change_ms = now
+        self.alone_since_ms: int | None = now
+        self._subs: dict[int, Subscriber] = {}
+        self._replies: dict[str, str] = {}
+        self._adopted = False
+
+    @classmethod
+    def rebuild(cls, stored: StoredTable, config: TableConfig, *, live: bool) -> Table:
+        """The table from its stored meta, state and log, replayed through rackcore."""
+        meta = stored.meta
+        match = Match(Rules.from_dict(meta.rules), bytes.fromhex(meta.seed))
+        for data in stored.moves:
+            match.apply(Move.from_dict(data))
+        if match.phase == "round_over" and stored.state.dealt_round > match.round_no:
+            match.next_round()
+        table = cls(meta, stored.state, match, config, live=live)
+        table._adopted = True
+        return table
+
+    # -- reading (callers hold the lock, or need no consistency) --------------
+
+    @property
+    def table_id(self) -> str:
+        return self.meta.table_id
+
+    @property
+    def version(self) -> int:
+        return len(self.match.history)
+
+    @property
+    def over(self) -> bool:
+        return self.state.over
+
+    def kind(self, seat: int) -> str:
+        if self.meta.seats[seat].bot or self.state.left[seat]:
+            return "bot"
+        return "cover" if self.state.covered[seat] else "human"
+
+    def connected(self) -> tuple[bool, ...]:
+        return tuple(seat in self._subs for seat in range(len(self.meta.seats)))
+
+    def seat_for(self, token: str, *, left_ok: bool = False) -> int:
+        """The seat ``token`` holds; ``bad_token`` if none (or it left, unless ``left_ok``)."""
+        seat = seat_for([s.token_hash for s in self.meta.seats], token)
+        if seat is None:
+            raise ServiceError("bad_token", "that token holds no seat at this table")
+        if self.state.left[seat] and not left_ok:
+            raise ServiceError("bad_token", "that seat was left; a bot plays it now")
+        return seat
+
+    def facts(self) -> Facts:
+        n = len(self.meta.seats)
+        return Facts(
+            status=self.state.status,
+            turn=self.match.turn,
+            kinds=tuple(self.kind(s) for s in range(n)),
+            connected=self.connected(),
+            continued=tuple(self.state.continued),
+            deadline_ms=self.state.deadline_ms,
+            continue_deadline_ms=self.state.continue_deadline_ms,
+            last_change_ms=self.last_change_ms,
+            alone_since_ms=self.alone_since_ms,
+        )
+
+    def _seats(self) -> list[game_pb2.SeatInfo]:
+        kinds = [self.kind(s) for s in range(len(self.meta.seats))]
+        return seat_infos(self.meta, kinds, self.connected(), self.state)
+
+    def _views(self, now: int, extra: int | None = None) -> dict[int, game_pb2.TableView]:
+        seats = self._seats()
+        wanted = set(self._subs) | ({extra} if extra is not None else set())
+        return {s: table_view(self.meta, self.match, self.state, seats, s, now) for s in wanted}
+
+    # -- requests ----------------------------------------------------------------
+
+    async def submit(
+        self, seat: int, msg: game_pb2.Move, move_id: str, expected: int | None
+    ) -> table_pb2.SubmitMoveReply:
+        if not move_id or len(move_id) > MAX_MOVE_ID:
+            raise ServiceError(
+                "bad_request", f"a move needs an id of 1 to {MAX_MOVE_ID} characters"
+            )
+        key = f"{seat}:{move_id}"
+        async with self.lock:
+            self._check_open()
+            earlier = await self._earlier_reply(key)
+            if earlier is not None:
+                return earlier
+            if self.over:
+                raise ServiceError("match_over", "the match is over")
+            if expected is not None and expected != self.version:
+                raise ServiceError("stale_version", f"the table is at version {self.version}")
+            try:
+                move = move_from_pb(msg, seat=seat, by="human")
+            except RackError as exc:
+                raise from_rack(exc) from None
+            if self.state.status == "round_over":
+                raise ServiceError("illegal_move", "the round is over: continue to the next one")
+            try:
+                self.match.apply(move)
+            except RackError as exc:
+                raise from_rack(exc) from None
+            now = now_ms()
+            self.state.covered[seat] = False
+            self._after_move(now)
+            views = self._views(now, extra=seat)
+            reply = table_pb2.SubmitMoveReply(version=self.version, view=views[seat])
+            encoded = base64.b64encode(reply.SerializeToString()).decode()
+            await self._append(move, (key, encoded))
+            self._replies[key] = encoded
+            self._push(views)
+            return reply
+
+    async def subscribe(self, seat: int) -> Subscriber:
+        """A new stream for ``seat`` (ending the seat's older one), its first view queued."""
+        async with self.lock:
+            self._check_open()
+            sub = Subscriber(seat, self.config.stream_queue)
+            if not self.live or self.over:
+                sub.push(self._views(now_ms(), extra=seat)[seat])
+                sub.end()
+                return sub
+            older = self._subs.get(seat)
+            if older is not None:
+                older.end()
+            self._subs[seat] = sub
+            now = now_ms()
+            self._connections_changed(now)
+            self._push(self._views(now))
+            return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        """A stream ended; the driver broadcasts the seat's new ``connected`` soon after."""
+        if self._subs.get(sub.seat) is sub:
+            del self._subs[sub.seat]
+            self._connections_changed(now_ms())
+            self.seats_dirty = True
+            self.changed.set()
+
+    async def continue_round(self, seat: int) -> None:
+        """Round over: ``seat`` is ready (and back from any cover). A no-op at other times."""
+        async with self.lock:
+            self._check_open()
+            if self.state.status != "round_over" or not self.live:
+                return
+            if self.state.continued[seat] and not self.state.covered[seat]:
+                return
+            self.state.continued[seat] = True
+            self.state.covered[seat] = False
+            await self._save()
+            self._push(self._views(now_ms()))
+
+    async def leave(self, seat: int) -> None:
+        """``seat`` leaves for good: a bot plays it from now on, and its stream ends."""
+        async with self.lock:
+            self._check_open()
+            if self.over or not self.live or self.state.left[seat]:
+                return
+            self.state.left[seat] = True
+            self.state.covered[seat] = False
+            if self.match.turn == seat and self.state.status == "playing":
+                self.state.deadline_ms = 0
+            await self._save()
+            sub = self._subs.pop(seat, None)
+            if sub is not None:
+                sub.end()
+            now = now_ms()
+            self._connections_changed(now)
+            self._push(self._views(now))
+            event(log, "seat_left", table=self.table_id, seat=seat)
+
+    async def summary(self) -> table_pb2.TableSummary:
+        async with self.lock:
+            self._check_open()
+            return summary(self.meta, self.match, self.state, self._seats(), self.config.replica)
+
+    async def record(self) -> table_pb2.MatchRecord:
+        """The match log with the seed revealed, once the table is over."""
+        async with self.lock:
+            self._check_open()
+            if not self.over:
+                raise ServiceError("illegal_move", "the match is not over")
+            log_json = json.dumps(self.match_log(), separators=(",", ":"))
+            return table_pb2.MatchRecord(
+                table_id=self.table_id, code=self.meta.code, log_json=log_json
+            )
+
+    def match_log(self) -> dict[str, Any]:
+        """The ``rackem-match/1`` object with the seed revealed: only for a table that is over."""
+        return to_log(self.match, reveal=True)
+
+    # -- what the table does by itself (the driver calls these) ----------------
+
+    async def flush_seats(self) -> None:
+        async with self.lock:
+            if self.closed is None and self.seats_dirty:
+                self.seats_dirty = False
+                self._push(self._views(now_ms()))
+
+    async def act(self, bots: BotClient) -> None:
+        """Do the step that is due now, if it still is once the lock is held."""
+        async with self.lock:
+            if self.closed is not None:
+                return
+            now = now_ms()
+            step = next_step(self.facts(), self.config.timing)
+            if step.action in ("done", "wait") or step.at_ms > now:
+                return
+            if step.action == "abandon":
+                self.state.status = "ended"
+                self.state.ended_reason = "abandoned"
+                self.state.deadline_ms = 0
+                await self._save()
+                self._push(self._views(now))
+                event(log, "table_abandoned", table=self.table_id, version=self.version)
+                return
+            if step.action == "deal":
+                self.match.next_round()
+                self.state.dealt_round = self.match.round_no
+                self.state.continued = [False] * len(self.meta.seats)
+                self.state.continue_deadline_ms = 0
+                self.last_change_ms = now
+                self._set_turn_state(now)
+                await self._save()
+                self._push(self._views(now))
+                return
+            if step.action == "cover":
+                self.state.covered[step.seat] = True
+                self.state.deadline_ms = 0
+                await self._save()
+                self._push(self._views(now))
+                event(log, "seat_covered", table=self.table_id, seat=step.seat)
+                return
+            version, seat = self.version, step.seat
+            view = observe(self.match, seat)
+            level = self.meta.seats[seat].level
+        move = await bots.choose(view, level)
+        await self._bot_move(seat, version, move)
+
+    async def _bot_move(self, seat: int, version: int, move: Move) -> None:
+        async with self.lock:
+            kind = self.kind(seat)
+            if (
+                self.closed is not None
+                or self.version != version
+                or self.state.status != "playing"
+                or self.match.turn != seat
+                or kind == "human"
+            ):
+                return  # the table moved on while the bot thought
+            move = move.with_by(kind)
+            try:
+                self.match.apply(move)
+            except RackError as exc:
+                event(log, "bot_illegal_move", logging.ERROR, table=self.table_id, code=exc.code)
+                move = self.match.legal_moves()[0].with_by(kind)
+                self.match.apply(move)
+            now = now_ms()
+            self._after_move(now)
+            views = self._views(now)
+            await self._append(move, None)
+            self._push(views)
+
+    def close(self, error: ServiceError) -> None:
+        """Stop serving: every stream ends with ``error``; later calls raise it."""
+        if self.closed is None:
+            self.closed = error
+        for sub in self._subs.values():
+            sub.end(error)
+        self._subs.clear()
+        self.changed.set()
+
+    def end_streams(self) -> None:
+        """The table is over: every stream ends after its queued views."""
+        for sub in self._subs.values():
+            sub.end()
+        self._subs.clear()
+
+    # -- internals ---------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed is not None:
+            raise self.closed
+
+    async def _earlier_reply(self, key: str) -> table_pb2.SubmitMoveReply | None:
+        encoded = self._replies.get(key)
+        if encoded is None and self._adopted:
+            encoded = await self._store_call(self.config.store.reply(self.table_id, key))
+        if encoded is None:
+            return None
+        return table_pb2.SubmitMoveReply.FromString(base64.b64decode(encoded))
+
+    def _set_turn_state(self, now: int) -> None:
+        self.state.status = "playing"
+        human = self.kind(self.match.turn) == "human"
+        self.state.deadline_ms = now + self.config.decision_ms if human else 0
+
+    def _after_move(self, now: int) -> None:
+        self.last_change_ms = now
+        phase = self.match.phase
+        if phase == "match_over":
+            self.state.status = "finished"
+            self.state.ended_reason = "finished"
+            self.state.deadline_ms = 0
+        elif phase == "round_over":
+            self.state.status = "round_over"
+            self.state.deadline_ms = 0
+            self.state.continue_deadline_ms = now + self.config.continue_ms
+            self.state.continued = [False] * len(self.meta.seats)
+        else:
+            self._set_turn_state(now)
+
+    def _connections_changed(self, now: int) -> None:
+        humans = any(self.kind(s) != "bot" for s in self._subs)
+        if humans:
+            self.alone_since_ms = None
+        elif self.alone_since_ms is None:
+            self.alone_since_ms = now
+        self.changed.set()
+
+    def _push(self, views: dict[int, game_pb2.TableView]) -> None:
+        for seat, sub in list(self._subs.items()):
+            view = views.get(seat)
+            if view is not None and not sub.push(view):
+                del self._subs[seat]
+                sub.end(ServiceError("unavailable", "the stream fell behind; subscribe again"))
+                self._connections_changed(now_ms())
+                self.seats_dirty = True
+                event(log, "subscriber_dropped", logging.WARNING, table=self.table_id, seat=seat)
+        self.changed.set()
+
+    async def _append(self, move: Move, reply: tuple[str, str] | None) -> None:
+        store = self.config.store
+        index = self.version - 1
+        result = await self._store_call(
+            store.append(self.table_id, self.config.owner, index, move.to_dict(), self.state, reply)
+        )
+        if result != "ok":
+            self._lost(result)
+
+    async def _save(self) -> None:
+        store = self.config.store
+        if not await self._store_call(
+            store.save_state(self.table_id, self.config.owner, self.state)
+        ):
+            self._lost("lost")
+
+    def _lost(self, why: str) -> None:
+        event(log, "table_lost", logging.WARNING, table=self.table_id, why=why)
+        error = ServiceError("unavailable", "the table changed replicas; try again")
+        self.close(error)
+        raise error
+
+    async def _store_call(self, call: Awaitable[T]) -> T:
+        """Await a store call; if the store fails, close the table (it may be ahead of it)."""
+        try:
+            return await call
+        except Exception:
+            log.error("store_error", extra={"fields": {"table": self.table_id}}, exc_info=True)
+            error = ServiceError("unavailable", "the table store did not answer; try again")
+            self.close(error)
+            raise error from None

@@ -1,0 +1,317 @@
+"""The tables this replica owns: creating, finding or adopting, finishing and handing over.
+
+A request for a table this replica does not hold finds the table's lease:
+free → take it, rebuild the table from its log, serve it; held by a live replica →
+``wrong_replica`` with that replica's address. A sweeper adopts live tables whose
+lease expired, so bot-only progress never stops when an owner dies. Leases are
+renewed every third of their lifetime, and the replica heartbeats its load into the
+registry. ``drain`` (SIGTERM) closes every table and releases its lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import secrets
+from collections.abc import Awaitable, Callable
+
+from rackcore import Match, RulesError
+from rackcore.bots import LEVELS
+from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.common.errors import ServiceError
+from services.common.logs import event
+from services.common.registry import Registry, Replica
+from services.convert import rules_from_pb
+from services.table.bot_client import BotClient
+from services.table.clocks import now_ms
+from services.table.driver import drive
+from services.table.settings import TableSettings
+from services.table.stored import SeatMeta, StoredTable, TableMeta, TableState
+from services.table.table import Table, TableConfig
+from services.table.tokens import is_token_hash, new_token, token_hash
+
+__all__ = ["Tables", "owner_string", "parse_owner"]
+
+log = logging.getLogger("rackem.table")
+
+_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_NAME = 20
+MAX_CODE = 16
+
+
+def owner_string(replica_id: str, addr: str) -> str:
+    return f"{replica_id} {addr}"
+
+
+def parse_owner(owner: str) -> tuple[str, str]:
+    replica_id, _, addr = owner.partition(" ")
+    return replica_id, addr
+
+
+def _checked_name(name: str, seat: int, bot: bool) -> str:
+    name = name.strip()
+    if bot and not name:
+        return f"Bot {seat + 1}"
+    if not 1 <= len(name) <= MAX_NAME or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        raise ServiceError("bad_name", f"a name is 1 to {MAX_NAME} characters, no control ones")
+    return name
+
+
+class Tables:
+    def __init__(
+        self,
+        settings: TableSettings,
+        config: TableConfig,
+        registry: Registry,
+        bots: BotClient,
+        replica_id: str,
+    ) -> None:
+        self.settings = settings
+        self.config = config
+        self.store = config.store
+        self.registry = registry
+        self.bots = bots
+        self.replica_id = replica_id
+        self.live: dict[str, Table] = {}
+        self.draining = False
+        self._drivers: dict[str, asyncio.Task[None]] = {}
+        self._pending: dict[str, asyncio.Future[Table]] = {}
+        self._loops: list[asyncio.Task[None]] = []
+
+    # -- background work -----------------------------------------------------------
+
+    async def start(self) -> None:
+        await self._heartbeat()
+        s = self.settings
+        self._loops = [
+            asyncio.create_task(self._every(s.heartbeat_ms, self._heartbeat, "heartbeat")),
+            asyncio.create_task(self._every(s.lease_ms // 3, self._renew, "renew")),
+            asyncio.create_task(self._every(s.sweep_ms, self._sweep, "sweep")),
+        ]
+
+    async def _every(self, period_ms: int, work: Callable[[], Awaitable[None]], name: str) -> None:
+        while True:
+            await asyncio.sleep(period_ms / 1000)
+            try:
+                await work()
+            except Exception:
+                log.error(f"{name}_failed", extra={"fields": {}}, exc_info=True)
+
+    async def _heartbeat(self) -> None:
+        replica = Replica(self.replica_id, self.config.replica, len(self.live), self.draining)
+        await self.registry.heartbeat(replica, self.settings.heartbeat_ttl_ms)
+
+    async def _renew(self) -> None:
+        for table_id, table in list(self.live.items()):
+            if not await self.store.renew(table_id, self.config.owner, self.settings.lease_ms):
+                event(log, "lease_lost", logging.WARNING, table=table_id)
+                async with table.lock:
+                    table.close(
+                        ServiceError("unavailable", "the table changed replicas; try again")
+                    )
+
+    async def _sweep(self) -> None:
+        if self.draining:
+            return
+        for table_id in await self.store.live_tables():
+            if table_id in self.live or table_id in self._pending:
+                continue
+            if await self.store.holder(table_id) is not None:
+                continue
+            with contextlib.suppress(ServiceError):  # another replica was quicker, or it is gone
+                await self._get(table_id, sweeping=True)
+
+    # -- creating ----------------------------------------------------------------------
+
+    async def create(self, request: table_pb2.CreateTableRequest) -> table_pb2.CreateTableReply:
+        if self.draining:
+            raise ServiceError("shutting_down", "this replica is shutting down; try another")
+        table_id = request.table_id or f"t{secrets.token_hex(8)}"
+        if not _TABLE_ID.fullmatch(table_id):
+            raise ServiceError("bad_request", "a table id is 1 to 64 letters, digits, _ or -")
+        if len(request.code) > MAX_CODE or not request.code.isprintable():
+            raise ServiceError("bad_request", f"a room code is at most {MAX_CODE} characters")
+        rules_msg = game_pb2.Rules()
+        rules_msg.CopyFrom(request.rules)
+        if not rules_msg.HasField("players"):
+            rules_msg.players = len(request.seats)
+        try:
+            rules = rules_from_pb(rules_msg)
+        except RulesError as exc:
+            raise ServiceError("bad_rules", str(exc)) from None
+        if len(request.seats) != rules.players:
+            raise ServiceError("bad_request", f"the rules need {rules.players} seats")
+        seats, tokens = [], []
+        for seat, spec in enumerate(request.seats):
+            level = spec.level or "medium"
+            if level not in LEVELS:
+                raise ServiceError("bad_request", f"level must be one of {', '.join(LEVELS)}")
+            token, digest = "", spec.token_hash.lower()
+            if spec.bot:
+                if digest:
+                    raise ServiceError("bad_request", "a bot seat has no token")
+            elif not digest:
+                token = new_token()
+                digest = token_hash(token)
+            elif not is_token_hash(digest):
+                raise ServiceError("bad_request", "token_hash is a hex SHA-256")
+            seats.append(
+                SeatMeta(_checked_name(spec.name, seat, spec.bot), spec.bot, level, digest)
+            )
+            tokens.append(token)
+        seed = secrets.token_bytes(32)
+        match = Match(rules, seed)
+        now = now_ms()
+        meta = TableMeta(table_id, request.code, rules.to_dict(), seed.hex(), tuple(seats), now)
+        table = Table(meta, TableState.new(rules.players), match, self.config, live=True)
+        table.state.deadline_ms = (
+            now + self.settings.decision_ms if not seats[match.turn].bot else 0
+        )
+        if not await self.store.create(
+            meta, table.state, self.config.owner, self.settings.lease_ms
+        ):
+            raise ServiceError("bad_request", "that table id is already in use")
+        self._serve(table)
+        bots = sum(s.bot for s in seats)
+        event(log, "table_created", table=table_id, players=rules.players, bots=bots)
+        return table_pb2.CreateTableReply(
+            table_id=table_id,
+            tokens=tokens,
+            commitment=match.commitment or "",
+            replica=self.config.replica,
+        )
+
+    # -- finding ------------------------------------------------------------------------
+
+    async def get(self, table_id: str) -> Table:
+        """The table, served here: owned already, adopted now, or read back once over."""
+        table = self.live.get(table_id)
+        if table is not None:
+            return table
+        if not _TABLE_ID.fullmatch(table_id):
+            raise ServiceError("no_table", "no such table")
+        return await self._get(table_id, sweeping=False)
+
+    async def _get(self, table_id: str, sweeping: bool) -> Table:
+        pending = self._pending.get(table_id)
+        if pending is None:
+            pending = asyncio.ensure_future(self._adopt(table_id, sweeping))
+            self._pending[table_id] = pending
+            pending.add_done_callback(lambda done: self._adopted(table_id, done))
+        return await asyncio.shield(pending)
+
+    def _adopted(self, table_id: str, done: asyncio.Future[Table]) -> None:
+        self._pending.pop(table_id, None)
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter got it already
+
+    async def _adopt(self, table_id: str, sweeping: bool) -> Table:
+        stored = await self.store.load(table_id)
+        if stored is None:
+            if sweeping:
+                await self.store.forget(table_id)
+            raise ServiceError("no_table", "no such table")
+        if stored.state.over:
+            return await self._read_only(stored, sweeping)
+        owner = self.config.owner
+        holder = await self.store.holder(table_id)
+        if holder is not None and holder != owner:
+            raise await self._elsewhere(holder)
+        if self.draining:
+            raise ServiceError("shutting_down", "this replica is shutting down; try again")
+        holder = await self.store.acquire(table_id, owner, self.settings.lease_ms)
+        if holder is not None:
+            raise await self._elsewhere(holder)
+        try:
+            stored = await self.store.load(table_id)  # again: the last owner may have moved on
+            if stored is None:
+                raise ServiceError("no_table", "no such table")
+            if stored.state.over:
+                await self.store.release(table_id, owner)
+                return await self._read_only(stored, sweeping)
+            table = Table.rebuild(stored, self.config, live=True)
+        except BaseException:
+            await self.store.release(table_id, owner)
+            raise
+        self._serve(table)
+        event(log, "table_adopted", table=table_id, version=table.version, swept=sweeping)
+        return table
+
+    async def _read_only(self, stored: StoredTable, sweeping: bool) -> Table:
+        table = Table.rebuild(stored, self.config, live=False)
+        if sweeping:  # over but still listed live: its owner died before finishing it
+            owner = self.config.owner
+            if await self.store.acquire(table.table_id, owner, self.settings.lease_ms) is None:
+                await self._finish(table)
+        return table
+
+    async def _elsewhere(self, holder: str) -> ServiceError:
+        replica_id, addr = parse_owner(holder)
+        live = {r.id for r in await self.registry.live()}
+        if replica_id in live and addr:
+            return ServiceError("wrong_replica", "another replica serves this table", owner=addr)
+        return ServiceError("unavailable", "the table is changing replicas; try again")
+
+    # -- serving and retiring --------------------------------------------------------
+
+    def _serve(self, table: Table) -> None:
+        if self.draining:  # adopted while draining began: hand it straight back
+            table.close(ServiceError("shutting_down", "this replica is shutting down"))
+        self.live[table.table_id] = table
+        self._drivers[table.table_id] = asyncio.create_task(self._run(table))
+
+    async def _run(self, table: Table) -> None:
+        try:
+            await drive(table, self.bots)
+        except Exception:
+            log.error("driver_failed", extra={"fields": {"table": table.table_id}}, exc_info=True)
+            async with table.lock:
+                table.close(ServiceError("unavailable", "the table is restarting; try again"))
+        try:
+            if table.closed is None and table.over:
+                async with table.lock:
+                    await self._finish(table)
+            else:
+                await self.store.release(table.table_id, self.config.owner)
+        except Exception:
+            log.error("retire_failed", extra={"fields": {"table": table.table_id}}, exc_info=True)
+        finally:
+            if self.live.get(table.table_id) is table:
+                del self.live[table.table_id]
+            self._drivers.pop(table.table_id, None)
+
+    async def _finish(self, table: Table) -> None:
+        """Log the match record, let the store expire the table, end the streams."""
+        event(
+            log,
+            "match_record",
+            code=table.meta.code,
+            table=table.table_id,
+            reason=table.state.ended_reason,
+            match=table.match_log(),
+        )
+        ttl = self.settings.finished_ttl_ms
+        await self.store.finish(table.table_id, self.config.owner, table.state, ttl)
+        table.end_streams()
+
+    async def drain(self) -> None:
+        """Stop taking tables, close each one (its streams end ``shutting_down``), release it."""
+        self.draining = True
+        for loop in self._loops:
+            loop.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        try:
+            await self._heartbeat()
+        except Exception:
+            log.error("heartbeat_failed", extra={"fields": {}}, exc_info=True)
+        for table in list(self.live.values()):
+            async with table.lock:
+                table.close(ServiceError("shutting_down", "this replica is shutting down"))
+        await asyncio.gather(*self._drivers.values(), return_exceptions=True)
+        event(log, "tables_handed_over", replica=self.replica_id)
+        try:
+            await self.registry.remove(self.replica_id)
+        except Exception:
+            log.error("registry_remove_failed", extra={"fields": {}}, exc_info=True)

@@ -1,0 +1,83 @@
+"""What leaves a table: each seat's ``TableView`` (its own ``observe`` view), public summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rackcore import Match, Move, observe
+from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.convert import move_to_pb, rules_to_pb, view_to_pb
+from services.table.stored import TableMeta, TableState
+
+__all__ = ["public_move", "seat_infos", "summary", "table_view"]
+
+
+def seat_infos(
+    meta: TableMeta, kinds: Sequence[str], connected: Sequence[bool], state: TableState
+) -> list[game_pb2.SeatInfo]:
+    out = []
+    for seat, spec in enumerate(meta.seats):
+        kind = kinds[seat]
+        out.append(
+            game_pb2.SeatInfo(
+                seat=seat,
+                name=spec.name,
+                kind=kind,
+                connected=connected[seat],
+                level=spec.level if kind != "human" else "",
+                left=state.left[seat],
+            )
+        )
+    return out
+
+
+def public_move(move: Move) -> game_pb2.Move:
+    """A move as every seat may see it: who, what, where; never the card drawn."""
+    return move_to_pb(move)
+
+
+def table_view(
+    meta: TableMeta,
+    match: Match,
+    state: TableState,
+    seats: Sequence[game_pb2.SeatInfo],
+    seat: int,
+    now: int,
+) -> game_pb2.TableView:
+    msg = game_pb2.TableView(
+        table_id=meta.table_id,
+        code=meta.code,
+        version=len(match.history),
+        view=view_to_pb(observe(match, seat)),
+        seats=seats,
+        status=state.status,
+        deadline_ms=state.deadline_ms,
+        remaining_ms=max(0, state.deadline_ms - now) if state.deadline_ms else 0,
+        continue_deadline_ms=state.continue_deadline_ms if state.status == "round_over" else 0,
+        continued=state.continued if state.status == "round_over" else [],
+        ended_reason=state.ended_reason,
+    )
+    if match.history:
+        msg.last_move.CopyFrom(public_move(match.history[-1]))
+    return msg
+
+
+def summary(
+    meta: TableMeta,
+    match: Match,
+    state: TableState,
+    seats: Sequence[game_pb2.SeatInfo],
+    replica: str,
+) -> table_pb2.TableSummary:
+    return table_pb2.TableSummary(
+        table_id=meta.table_id,
+        code=meta.code,
+        rules=rules_to_pb(match.rules),
+        seats=seats,
+        status=state.status,
+        version=len(match.history),
+        round_no=match.round_no,
+        scores=match.scores,
+        commitment=match.commitment or "",
+        replica=replica,
+    )

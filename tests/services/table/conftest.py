@@ -1,0 +1,31 @@
+"""Table-service fixtures: a replica on port 0 with short clocks and the memory store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+from table_players import fast_settings
+
+from services._gen.rackem.v1 import table_pb2_grpc
+from services.bot.server import Running as BotRunning
+from services.common.registry import MemoryRegistry
+from services.table.server import Running, create_server
+from services.table.store_memory import MemoryStore
+
+
+@pytest.fixture
+async def table_server(bot_server: BotRunning) -> AsyncIterator[Running]:
+    """A table replica with the memory store, asking the in-process bot service for moves."""
+    running = await create_server(
+        fast_settings(), store=MemoryStore(), registry=MemoryRegistry(), bot_addr=bot_server.addr
+    )
+    yield running
+    await running.stop(0)
+
+
+@pytest.fixture
+async def stub(table_server: Running) -> AsyncIterator[table_pb2_grpc.TableAsyncStub]:
+    async with grpc.aio.insecure_channel(table_server.addr) as channel:
+        yield table_pb2_grpc.TableStub(channel)

@@ -1,0 +1,165 @@
+"""Helpers for table-service tests: short-clock settings, tables, and players that drive seats.
+
+``SeatPlayer`` plays one human seat the way a gateway would: it subscribes, answers
+each view on its turn with ``SubmitMove`` (moves chosen by ``rackcore.bots`` from
+the view it received), continues at round over, and keeps every view it was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+
+from rackcore import Match, Move, match_from_log, observe
+from rackcore.bots import choose
+from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.errors import from_rpc_error
+from services.convert import move_to_pb, view_from_pb, view_to_pb
+from services.table.settings import TableSettings
+
+FAST: dict[str, Any] = {
+    "host": "127.0.0.1",
+    "port": 0,
+    "decision_ms": 5_000,
+    "bot_delay_ms": 0,
+    "continue_ms": 2_000,
+    "abandon_ms": 60_000,
+    "bot_timeout_ms": 2_000,
+    "lease_ms": 1_500,
+    "sweep_ms": 100,
+    "heartbeat_ms": 100,
+    "heartbeat_ttl_ms": 600,
+}
+
+
+def fast_settings(**overrides: Any) -> TableSettings:
+    return TableSettings(**{**FAST, **overrides})
+
+
+def seat_specs(humans: int, bots: int, level: str = "medium") -> list[table_pb2.SeatSpec]:
+    people = [table_pb2.SeatSpec(name=f"P{i}") for i in range(humans)]
+    return people + [table_pb2.SeatSpec(bot=True, level=level) for _ in range(bots)]
+
+
+async def create_table(
+    stub: table_pb2_grpc.TableAsyncStub,
+    humans: int,
+    bots: int,
+    target: int = 50,
+    code: str = "ROOM42",
+) -> table_pb2.CreateTableReply:
+    rules = game_pb2.Rules(players=humans + bots, target=target)
+    request = table_pb2.CreateTableRequest(code=code, rules=rules, seats=seat_specs(humans, bots))
+    reply: table_pb2.CreateTableReply = await stub.CreateTable(request)
+    return reply
+
+
+def error_code(exc: grpc.aio.AioRpcError) -> str:
+    return from_rpc_error(exc).code
+
+
+class SeatPlayer:
+    """Plays one seat through Subscribe, SubmitMove and Continue; keeps every view sent."""
+
+    _ids = itertools.count()
+
+    def __init__(
+        self,
+        stub: table_pb2_grpc.TableAsyncStub,
+        table_id: str,
+        token: str,
+        seat: int,
+        act: bool = True,
+    ) -> None:
+        self.stub = stub
+        self.table_id = table_id
+        self.token = token
+        self.seat = seat
+        self.act = act  # False: only watch
+        self.views: list[game_pb2.TableView] = []
+        self.refused: list[str] = []
+        self._done: set[tuple[int, int, str]] = set()
+
+    async def run(self, stop: Callable[[game_pb2.TableView], bool] | None = None) -> None:
+        """Play until the stream ends (the table is over) or ``stop(view)`` is true."""
+        request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
+        async for view in self.stub.Subscribe(request):
+            self.views.append(view)
+            if stop is not None and stop(view):
+                return
+            if self.act:
+                await self.answer(view)
+
+    async def answer(self, tv: game_pb2.TableView) -> None:
+        seat_request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
+        if tv.status == "round_over" and not tv.continued[self.seat]:
+            await self.stub.Continue(seat_request)
+            return
+        view = view_from_pb(tv.view)
+        key = (tv.version, view.round_no, view.phase)
+        if tv.status != "playing" or not view.my_turn or key in self._done:
+            return
+        self._done.add(key)
+        move = choose(view, "medium", seed=tv.version)
+        try:
+            await self.stub.SubmitMove(
+                table_pb2.SubmitMoveRequest(
+                    table_id=self.table_id,
+                    token=self.token,
+                    move=move_to_pb(move),
+                    move_id=f"move-{next(self._ids)}",
+                    expected_version=tv.version,
+                )
+            )
+        except grpc.aio.AioRpcError as exc:
+            code = error_code(exc)
+            if code != "stale_version":  # a newer view is on its way; answer that one
+                raise
+            self.refused.append(code)
+
+
+def assert_views_private(
+    log: dict[str, Any], seat: int, views: Sequence[game_pb2.TableView]
+) -> None:
+    """Every view ``seat`` was sent is exactly ``observe(state, seat)`` at its version.
+
+    The state is rebuilt from the finished match's log, so a view holding anything the
+    seat may not see (another rack before the reveal, the seed before the end, a
+    hidden stock order or another seat's drawn card) fails here.
+    """
+    match: Match = match_from_log(log)
+    moves = [Move.from_dict(m) for m in log["moves"]]
+    applied = 0
+    assert views, "the seat was sent no view"
+    for tv in views:
+        while applied < tv.version:
+            match.apply(moves[applied])
+            applied += 1
+        if match.phase == "round_over" and tv.view.round_no > match.round_no:
+            match.next_round()
+        assert tv.view == view_to_pb(observe(match, seat))
+        assert tv.view.seat == seat
+        if tv.view.phase not in ("round_over", "match_over"):
+            assert not tv.view.racks, "another seat's rack before the reveal"
+        if tv.view.phase != "match_over":
+            assert not tv.view.seed, "the seed before the end"
+        if not tv.view.stock_public:
+            assert not tv.view.stock_known, "the stock's order while it is hidden"
+        for info in tv.seats:
+            assert set(info.DESCRIPTOR.fields_by_name) == {
+                "seat",
+                "name",
+                "kind",
+                "connected",
+                "level",
+                "left",
+            }
+
+
+async def play_to_the_end(players: Sequence[SeatPlayer], timeout: float = 60) -> None:
+    async with asyncio.timeout(timeout):
+        await asyncio.gather(*(p.run() for p in players))
