@@ -1,0 +1,111 @@
+"""The gateway's Starlette app: the WebSocket protocol at /ws, health, metrics, match logs, and
+the web client at /."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket
+
+from services._gen.rackem.v1 import table_pb2 as tb
+from services.common.errors import ServiceError
+from services.gateway.hub import Hub
+from services.gateway.origins import origin_allowed
+from services.gateway.session import POLICY, Session
+from services.gateway.settings import GatewaySettings
+
+__all__ = ["GOING_AWAY", "create_app", "hub_of"]
+
+GOING_AWAY = 1001  # close code on shutdown: resume on another gateway
+READY_TIMEOUT_S = 0.5
+_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_NOT_FOUND = frozenset({"illegal_move", "not_started", "no_table", "bad_request", "match_over"})
+
+
+def hub_of(app: Starlette) -> Hub:
+    hub: Hub = app.state.hub
+    return hub
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def create_app(settings: GatewaySettings) -> Starlette:
+    """A gateway app; its gRPC channels open and close with its lifespan."""
+    hub = Hub(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await hub.open()
+        try:
+            yield
+        finally:
+            await hub.close_all(GOING_AWAY, settings.shutdown_grace_s)
+            await hub.close()
+
+    async def websocket(ws: WebSocket) -> None:
+        origin_ok = origin_allowed(
+            ws.headers.get("origin"), ws.headers.get("host"), settings.allowed_origins
+        )
+        if not hub.accepting or not origin_ok:
+            await ws.close(POLICY if hub.accepting else GOING_AWAY)
+            return
+        await ws.accept()
+        await Session(hub, ws, ws.client.host if ws.client else "").run()
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(request: Request) -> Response:
+        ready = hub.accepting and await hub.backends.ready(READY_TIMEOUT_S)
+        return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
+
+    async def metrics(request: Request) -> Response:
+        return Response(hub.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    async def match_record(request: Request) -> Response:
+        table_id = request.path_params["table_id"]
+        if _TABLE_ID.fullmatch(table_id) is None:
+            return _error(404, "not_found", "no finished match with that id")
+        lookup = tb.SummaryRequest(table_id=table_id)
+        try:
+            record, _ = await hub.backends.call_table(
+                "", lambda stub: stub.GetRecord(lookup, timeout=settings.rpc_timeout_s)
+            )
+        except ServiceError as err:
+            if err.code in _NOT_FOUND:
+                return _error(404, "not_found", "no finished match with that id")
+            if err.code == "internal":
+                return _error(500, "internal", "internal error")
+            return _error(503, "unavailable", "a service is unavailable; try again")
+        try:
+            json.loads(record.log_json)
+        except ValueError:
+            return _error(500, "internal", "internal error")
+        return Response(record.log_json, media_type="application/json")
+
+    static = Path(settings.static_dir) if settings.static_dir else Path(__file__).parent / "static"
+    app = Starlette(
+        routes=[
+            WebSocketRoute("/ws", websocket),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            Route("/metrics", metrics),
+            Route("/match/{table_id}.json", match_record),
+            Mount("/", StaticFiles(directory=static, html=True, check_dir=False)),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.hub = hub
+    return app

@@ -1,0 +1,111 @@
+"""The gateway's gRPC channels: the matchmaker, and the table service by replica address.
+
+A table request goes to the replica that owns the table. A replica that does not own
+it answers ``wrong_replica`` with the owner's address (``rackem-owner``), which is
+dialed next; a replica that does not answer is retried through ``TABLE_ADDR``, the
+address that balances over every replica and routes to the new owner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import grpc
+
+from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
+from services._gen.rackem.v1.table_pb2_grpc import TableStub
+from services.common.errors import ServiceError, from_rpc_error
+
+if TYPE_CHECKING:
+    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
+    from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
+
+__all__ = ["Backends", "reroute"]
+
+T = TypeVar("T")
+MAX_HOPS = 4
+MAX_CHANNELS = 64  # replica channels kept open; the oldest beyond this is closed
+
+
+def reroute(err: ServiceError, target: str, fallback: str) -> str | None:
+    """Where to send a table request next after ``err`` from ``target``, or None: give up."""
+    if err.code == "wrong_replica" and err.owner and err.owner != target:
+        return err.owner
+    if err.code in ("unavailable", "shutting_down", "wrong_replica") and target != fallback:
+        return fallback
+    return None
+
+
+class Backends:
+    """Channels opened in the app's lifespan and closed with it."""
+
+    def __init__(self, matchmaker_addr: str, table_addr: str, timeout: float) -> None:
+        self.timeout = timeout
+        self.table_addr = table_addr
+        self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr)
+        self.matchmaker: MatchmakerAsyncStub = MatchmakerStub(self._mm_channel)
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._stubs: dict[str, TableAsyncStub] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        self.table(table_addr)
+
+    def table(self, addr: str = "") -> TableAsyncStub:
+        """The Table stub for a replica address (``TABLE_ADDR`` when empty)."""
+        addr = addr or self.table_addr
+        stub = self._stubs.get(addr)
+        if stub is None:
+            if len(self._channels) >= MAX_CHANNELS:
+                self._evict()
+            channel = grpc.aio.insecure_channel(addr)
+            self._channels[addr] = channel
+            stub = self._stubs[addr] = TableStub(channel)
+        return stub
+
+    def _evict(self) -> None:
+        oldest = next(a for a in self._channels if a != self.table_addr)
+        channel = self._channels.pop(oldest)
+        del self._stubs[oldest]
+        task = asyncio.ensure_future(channel.close(grace=self.timeout))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def call_matchmaker(self, call: Callable[[MatchmakerAsyncStub], Awaitable[T]]) -> T:
+        try:
+            return await call(self.matchmaker)
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from None
+
+    async def call_table(
+        self, addr: str, call: Callable[[TableAsyncStub], Awaitable[T]]
+    ) -> tuple[T, str]:
+        """``call`` at the table's owner, starting at ``addr``; the answer and who gave it."""
+        target = addr or self.table_addr
+        for _ in range(MAX_HOPS):
+            try:
+                return await call(self.table(target)), target
+            except grpc.aio.AioRpcError as exc:
+                err = from_rpc_error(exc)
+            next_target = reroute(err, target, self.table_addr)
+            if next_target is None:
+                raise err
+            target = next_target
+        raise ServiceError("unavailable", "no table replica answered")
+
+    async def ready(self, timeout: float) -> bool:
+        """True when the matchmaker and ``TABLE_ADDR`` channels are (or soon get) connected."""
+        for channel in (self._mm_channel, self._channels[self.table_addr]):
+            if channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
+                continue
+            try:
+                await asyncio.wait_for(channel.channel_ready(), timeout)
+            except TimeoutError:
+                return False
+        return True
+
+    async def close(self) -> None:
+        channels = [self._mm_channel, *self._channels.values()]
+        self._channels.clear()
+        self._stubs.clear()
+        await asyncio.gather(*(c.close(grace=None) for c in channels), *self._closing)

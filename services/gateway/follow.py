@@ -1,0 +1,122 @@
+"""Following one seat: its waiting room until the table starts, then its table's views.
+
+Each step forwards what the services stream, as protocol messages, through ``push``.
+A lost matchmaker stream is picked up again with ``Locate``; a lost table stream is
+re-opened at the owner (``wrong_replica`` redirects) or through ``TABLE_ADDR``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from services._gen.rackem.v1 import matchmaker_pb2 as mm
+from services._gen.rackem.v1 import table_pb2 as tb
+from services.common.errors import ServiceError, from_rpc_error
+from services.gateway import messages
+from services.gateway.backends import reroute
+from services.gateway.hub import Hub
+
+__all__ = ["FINAL", "Seat", "follow"]
+
+FINAL = frozenset({"finished", "ended"})
+Push = Callable[[dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class Seat:
+    """The seat a connection holds, known by its token."""
+
+    token: str
+    seat: int
+    table_id: str
+    replica: str = ""  # the owning table replica's address, once started
+    started: bool = False
+
+
+async def follow(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> bool | None:
+    """Forward the seat's lobby, then its views, until its table is over.
+
+    True: the table is over (finished, ended, or the waiting room closed). None: the
+    table ended this stream because a newer connection subscribed for the seat.
+    Raises ``ServiceError`` when a service refuses or stays unreachable.
+    """
+    lobby = await _wait_for_start(hub, seat, lobby, push)
+    if lobby.status != "started":
+        return True
+    if lobby.table_id:
+        seat.table_id = lobby.table_id
+    seat.replica = lobby.replica
+    seat.started = True
+    return await _watch_table(hub, seat, push)
+
+
+async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> mm.Lobby:
+    settings = hub.settings
+    request = mm.TokenRequest(token=seat.token)
+    push(messages.lobby(lobby, seat.seat))
+    tries = 0
+    while lobby.status == "waiting":
+        failure: ServiceError | None = None
+        try:
+            async for update in hub.backends.matchmaker.WatchLobby(request):
+                tries = 0
+                if update == lobby:
+                    continue
+                lobby = update
+                push(messages.lobby(lobby, seat.seat))
+                if lobby.status != "waiting":
+                    return lobby
+        except grpc.aio.AioRpcError as exc:
+            failure = from_rpc_error(exc)
+            if failure.code != "unavailable":
+                raise failure from None
+        tries += 1
+        if tries > settings.resubscribe_tries:
+            raise failure or ServiceError("unavailable", "the waiting room stream ended")
+        await asyncio.sleep(settings.resubscribe_backoff_s * tries)
+        located = await hub.backends.call_matchmaker(
+            lambda stub: stub.Locate(request, timeout=settings.rpc_timeout_s)
+        )
+        if located.lobby != lobby:
+            lobby = located.lobby
+            push(messages.lobby(lobby, seat.seat))
+    return lobby
+
+
+async def _watch_table(hub: Hub, seat: Seat, push: Push) -> bool | None:
+    settings = hub.settings
+    fallback = hub.backends.table_addr
+    request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
+    target = seat.replica or fallback
+    status = ""
+    tries = 0
+    hub.following(seat.table_id, +1)
+    try:
+        while True:
+            try:
+                async for table_view in hub.backends.table(target).Subscribe(request):
+                    tries = 0
+                    seat.replica = target
+                    status = table_view.status
+                    push(messages.view(table_view))
+                return True if status in FINAL else None
+            except grpc.aio.AioRpcError as exc:
+                err = from_rpc_error(exc)
+            tries += 1
+            if tries > settings.resubscribe_tries:
+                raise err
+            next_target = reroute(err, target, fallback)
+            if next_target is None:
+                if err.code not in ("unavailable", "shutting_down"):
+                    raise err
+                next_target = fallback
+            if err.code != "wrong_replica":
+                await asyncio.sleep(settings.resubscribe_backoff_s * tries)
+            target = next_target
+    finally:
+        hub.following(seat.table_id, -1)

@@ -1,0 +1,109 @@
+"""What one gateway process shares between its connections: settings, channels, limits, metrics.
+
+Besides the live sockets this is the gateway's only state: which local connection holds
+which seat token (the newest wins), how many local connections follow each table, and
+the per-address game limiter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import TYPE_CHECKING, Protocol
+
+from services.gateway.backends import Backends
+from services.gateway.limits import GameLimiter
+from services.gateway.metrics import Metrics
+from services.gateway.settings import GatewaySettings
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["Hub", "Member"]
+
+REPLACED = 4001  # close code: this seat was resumed by a newer connection
+
+
+class Member(Protocol):
+    def replaced(self) -> None: ...
+    def close(self, code: int) -> None: ...
+    async def closed(self) -> None: ...
+
+
+class Hub:
+    def __init__(self, settings: GatewaySettings) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.games = GameLimiter(settings.games_per_ip, settings.games_window_s)
+        self._backends: Backends | None = None
+        self._members: set[Member] = set()
+        self._tokens: dict[str, Member] = {}
+        self._tables: Counter[str] = Counter()
+        self.accepting = True
+
+    @property
+    def backends(self) -> Backends:
+        if self._backends is None:
+            raise RuntimeError("the gateway's channels are not open (lifespan not started)")
+        return self._backends
+
+    async def open(self) -> None:
+        s = self.settings
+        self._backends = Backends(s.matchmaker_addr, s.table_addr, s.rpc_timeout_s)
+
+    async def close(self) -> None:
+        if self._backends is not None:
+            await self._backends.close()
+            self._backends = None
+
+    def join(self, member: Member) -> None:
+        self._members.add(member)
+        self.metrics.connections.inc()
+        self.metrics.connections_total.inc()
+
+    def leave(self, member: Member) -> None:
+        self._members.discard(member)
+        self.metrics.connections.dec()
+        for token in [t for t, m in self._tokens.items() if m is member]:
+            del self._tokens[token]
+
+    def claim(self, token: str, member: Member) -> None:
+        """``member`` now holds the seat of ``token``; an older local holder is told and closed."""
+        older = self._tokens.get(token)
+        self._tokens[token] = member
+        if older is not None and older is not member:
+            older.replaced()
+
+    def release(self, token: str, member: Member) -> None:
+        if self._tokens.get(token) is member:
+            del self._tokens[token]
+
+    def holds(self, token: str, member: Member) -> bool:
+        return self._tokens.get(token) is member
+
+    def following(self, table_id: str, delta: int) -> None:
+        """Count a local subscription to ``table_id`` opening (+1) or ending (-1)."""
+        before = self._tables[table_id]
+        self._tables[table_id] = before + delta
+        if before == 0 and delta > 0:
+            self.metrics.tables.inc()
+            self.metrics.tables_seen.inc()
+        if self._tables[table_id] <= 0:
+            del self._tables[table_id]
+            if before > 0:
+                self.metrics.tables.dec()
+
+    @property
+    def members(self) -> Iterable[Member]:
+        return tuple(self._members)
+
+    async def close_all(self, code: int, timeout: float) -> None:
+        """Stop taking connections and close every one with ``code`` (1001: resume elsewhere)."""
+        self.accepting = False
+        members = tuple(self._members)
+        for member in members:
+            member.close(code)
+        if members:
+            await asyncio.wait(
+                [asyncio.ensure_future(m.closed()) for m in members], timeout=timeout
+            )

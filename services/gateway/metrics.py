@@ -1,0 +1,50 @@
+"""The gateway's Prometheus metrics, in a registry of their own (one per app)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.connections = Gauge(
+            "rackem_gateway_connections", "Open WebSocket connections", registry=self.registry
+        )
+        self.connections_total = Counter(
+            "rackem_gateway_connections_accepted",
+            "WebSocket connections accepted",
+            registry=self.registry,
+        )
+        self.tables = Gauge(
+            "rackem_gateway_tables", "Tables with a subscribed seat here", registry=self.registry
+        )
+        self.tables_seen = Counter(
+            "rackem_gateway_tables_seen", "Table subscriptions opened", registry=self.registry
+        )
+        self.moves = Counter(
+            "rackem_gateway_moves", "Moves forwarded, by result", ["result"], registry=self.registry
+        )
+        self.move_latency = Histogram(
+            "rackem_gateway_move_latency_seconds",
+            "Time from a move frame to the table's answer",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "rackem_gateway_errors",
+            "Protocol errors sent, by code",
+            ["code"],
+            registry=self.registry,
+        )
+        self.dropped = Counter(
+            "rackem_gateway_dropped",
+            "Connections closed by the gateway, by reason",
+            ["reason"],
+            registry=self.registry,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

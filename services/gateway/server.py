@@ -1,0 +1,113 @@
+"""Running the gateway: uvicorn (wsproto) in this event loop, stopped on SIGTERM/SIGINT.
+
+On stop the gateway closes every WebSocket with 1001 (clients resume on another
+gateway), stops uvicorn, then closes its gRPC channels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+from collections.abc import Generator
+
+import uvicorn
+
+from services.common import logs
+from services.common.logs import event
+from services.common.settings import from_env
+from services.gateway.app import GOING_AWAY, create_app, hub_of
+from services.gateway.hub import Hub
+from services.gateway.settings import GatewaySettings
+
+__all__ = ["Running", "create_server", "main", "serve"]
+
+log = logging.getLogger("rackem.gateway")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, minus its signal handlers (the caller owns them), closing sockets with 1001."""
+
+    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
+        super().__init__(config)
+        self._hub = hub
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in getattr(self, "servers", ()):
+            server.close()
+        await self._hub.close_all(GOING_AWAY, self.config.timeout_graceful_shutdown or 5.0)
+        await super().shutdown(sockets)
+
+
+class Running:
+    """A started gateway: ``port``, ``addr``, and ``await stop()``."""
+
+    def __init__(self, server: _Server, task: asyncio.Task[None], host: str, port: int) -> None:
+        self._server = server
+        self._task = task
+        self.host = host
+        self.port = port
+
+    @property
+    def addr(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    async def stop(self) -> None:
+        event(log, "stopping")
+        self._server.should_exit = True
+        await self._task
+        event(log, "stopped")
+
+
+async def create_server(settings: GatewaySettings) -> Running:
+    """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it listens."""
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        ws="wsproto",
+        ws_max_size=settings.ws_max_size,
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
+        timeout_graceful_shutdown=max(1, round(settings.shutdown_grace_s)),
+    )
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.create_server((settings.host, settings.port), family=family)
+    port = sock.getsockname()[1]
+    server = _Server(config, hub_of(app))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            sock.close()
+            await task  # raises the startup failure
+            raise RuntimeError("the gateway did not start")
+        await asyncio.sleep(0.01)
+    event(log, "listening", port=port)
+    return Running(server, task, settings.host, port)
+
+
+async def serve(settings: GatewaySettings) -> None:
+    """Serve until SIGTERM or SIGINT (handled from before the port opens), then stop."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    running = await create_server(settings)
+    await stop.wait()
+    await running.stop()
+
+
+def main() -> None:
+    settings = from_env(GatewaySettings)
+    logs.configure("gateway", settings.log_level)
+    asyncio.run(serve(settings))

@@ -1,0 +1,38 @@
+"""The gateway's settings, read once from the environment (``services.common.settings``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["GatewaySettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySettings:
+    host: str = "0.0.0.0"
+    port: int = 8000
+    matchmaker_addr: str = "127.0.0.1:50051"
+    table_addr: str = "127.0.0.1:50052"
+    # Browser origins allowed besides the gateway's own; empty: same-origin (and clients
+    # that send no Origin, which are not browsers) only. Entries like "https://rack.example".
+    allowed_origins: tuple[str, ...] = ()
+    log_level: str = "INFO"
+    # Per-connection limits.
+    max_frame_bytes: int = 4096
+    msg_rate: float = 20.0  # token bucket: messages per second ...
+    msg_burst: int = 40  # ... and the bucket's size
+    abuse_limit: int = 20  # bad_frame/bad_request/rate_limited errors within abuse_window_s
+    abuse_window_s: float = 10.0  # ... close the connection with 1008
+    outbound_queue: int = 256  # messages waiting for a slow reader before it is dropped
+    # New games (quick_match/create_table/join) per client address; 0 = unlimited.
+    games_per_ip: int = 30
+    games_window_s: float = 600.0
+    # gRPC calls to matchmaker and table.
+    rpc_timeout_s: float = 5.0
+    resubscribe_tries: int = 5  # table stream lost: tries through TABLE_ADDR before giving up
+    resubscribe_backoff_s: float = 0.2
+    # uvicorn: frames above this are refused by the WebSocket layer (1009) before parsing.
+    ws_max_size: int = 65536
+    forwarded_allow_ips: str = "127.0.0.1"
+    shutdown_grace_s: float = 5.0
+    static_dir: str = ""  # empty: services/gateway/static

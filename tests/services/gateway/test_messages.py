@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import pytest
+
+from rackcore import Match, Move, Rules, observe
+from services._gen.rackem.v1 import game_pb2 as pb
+from services._gen.rackem.v1 import matchmaker_pb2 as mm
+from services.convert import move_to_pb, rules_to_pb, view_to_pb
+from services.gateway import messages
+from services.gateway.protocol import ProtocolError, schemas
+
+
+def table_view(match: Match, seat: int, **fields: object) -> pb.TableView:
+    seats = [
+        pb.SeatInfo(seat=0, name="Ann", kind="human", connected=True),
+        pb.SeatInfo(seat=1, name="Bea", kind="bot", level="hard"),
+    ]
+    return pb.TableView(
+        table_id="t0123456789abcdef",
+        code="K7MX2Q",
+        version=len(match.history),
+        view=view_to_pb(observe(match, seat)),
+        seats=seats,
+        status="playing",
+        continued=[False, False],
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_a_view_message_holds_the_seats_own_view_and_matches_its_schema() -> None:
+    match = Match(Rules(players=2), seed=bytes(32))
+    message = messages.view(table_view(match, seat=0))
+    assert schemas()["view"].error(message) is None
+    assert message["view"] == observe(match, 0).to_dict()
+    assert message["last_move"] is None
+    other = messages.view(table_view(match, seat=1))
+    assert other["view"]["rack"] == list(match.racks[1])
+    assert message["view"]["rack"] != other["view"]["rack"]
+
+
+def test_legal_moves_are_listed_without_seat_and_without_the_stay_in_forms() -> None:
+    match = Match(Rules(players=2), seed=bytes(32))
+    turn = match.turn
+    assert messages.view(table_view(match, seat=1 - turn))["legal"] == []
+    drawing = messages.view(table_view(match, seat=turn))["legal"]
+    assert drawing == [{"act": "draw", "from": "stock"}, {"act": "draw", "from": "discard"}]
+    match.apply(Move.draw(turn, "stock"))
+    last = move_to_pb(Move.draw(turn, "stock").with_by("human"))
+    resolving = messages.view(table_view(match, seat=turn, last_move=last))
+    assert resolving["legal"] == [{"act": "place", "slot": s} for s in range(10)] + [
+        {"act": "throw"}
+    ]
+    assert resolving["last_move"] == {"seat": turn, "act": "draw", "from": "stock", "by": "human"}
+    assert schemas()["view"].error(resolving) is None
+
+
+def test_a_lobby_message_carries_full_rules_and_matches_its_schema() -> None:
+    lobby = mm.Lobby(
+        code="K7MX2Q",
+        table_id="t0123456789abcdef",
+        rules=rules_to_pb(Rules(players=3, target=300)),
+        seats=[
+            mm.LobbySeat(seat=0, name="Ann", taken=True),
+            mm.LobbySeat(seat=1),
+            mm.LobbySeat(seat=2, name="Bot", taken=True, bot=True),
+        ],
+        creator_seat=0,
+        status="waiting",
+        public=False,
+        level="easy",
+    )
+    message = messages.lobby(lobby, you=0)
+    assert schemas()["lobby"].error(message) is None
+    assert message["rules"] == Rules(players=3, target=300).to_dict(full=True)
+    assert message["seats"][1] == {"seat": 1, "name": "", "taken": False, "bot": False}
+
+
+def test_a_client_move_becomes_a_protobuf_move_without_a_seat() -> None:
+    assert messages.move_to_pb({"act": "place", "slot": 3, "go_out": False}) == pb.Move(
+        act="place", slot=3, stay_in=True
+    )
+    assert messages.move_to_pb({"act": "draw", "from": "discard"}) == pb.Move(
+        act="draw", source="discard"
+    )
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        {"act": "jump"},
+        {"act": "place"},
+        {"act": "place", "slot": 10},
+        {"act": "repair", "slot": 9},
+        {"act": "draw"},
+        {"act": "draw", "from": "deck"},
+        {"act": "throw", "slot": 2},
+        {"act": "draw", "from": "stock", "go_out": False},
+    ],
+)
+def test_a_move_that_is_not_a_move_is_malformed(move: dict[str, object]) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        messages.move_to_pb(move)
+    assert caught.value.code == "malformed_move"
+
+
+def test_rules_are_checked_by_the_rules_engine() -> None:
+    assert messages.rules_to_request(None) == rules_to_pb(Rules())
+    assert messages.rules_to_request({"players": 4, "partners": True}).partners
+    for bad in ({"players": 5}, {"colour": "red"}, {"target": "high"}, {"partners": True}):
+        with pytest.raises(ProtocolError) as caught:
+            messages.rules_to_request(bad)
+        assert caught.value.code == "bad_rules"

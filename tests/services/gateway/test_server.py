@@ -1,0 +1,61 @@
+"""Running the gateway: a port, a clean stop that sends clients elsewhere, and SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from rackem.client import Client, ConnectionLost
+from services.gateway.server import create_server
+
+from .conftest import NOWHERE, StartGateway, settings, ws_url
+
+
+async def test_stopping_closes_every_socket_with_1001(start_gateway: StartGateway) -> None:
+    gateway = await start_gateway()
+    async with Client(ws_url(gateway)) as first, Client(ws_url(gateway)) as second:
+        await gateway.stop()
+        for client in (first, second):
+            with pytest.raises(ConnectionLost) as lost:
+                await client.recv(timeout=5)
+            assert lost.value.code == 1001
+
+
+async def test_a_port_in_use_is_an_error_at_start() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError):
+            await create_server(settings(port=port))
+
+
+def test_main_serves_until_sigterm_and_exits_cleanly() -> None:
+    env = {
+        **os.environ,
+        "HOST": "127.0.0.1",
+        "PORT": "0",
+        "MATCHMAKER_ADDR": NOWHERE,
+        "TABLE_ADDR": NOWHERE,
+    }
+    code = "from services.gateway.server import main; main()"
+    with subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            record = json.loads(line)
+            if record["event"] == "listening":
+                assert record["service"] == "gateway"
+                break
+        with socket.create_connection(("127.0.0.1", record["port"]), timeout=5):
+            pass
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=10) == 0
+    events = [json.loads(line)["event"] for line in rest.splitlines()]
+    assert events[-1] == "stopped"
