@@ -1,0 +1,56 @@
+// Card elements. A card's colour and the position of its number follow its value,
+// as on the printed Rack-O cards: a rack in order shows a clean diagonal.
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key === "style") node.setAttribute("style", value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** 0..1 for a card in a deck of `size` cards. */
+export function fraction(card, size) {
+  return size > 1 ? (card - 1) / (size - 1) : 0.5;
+}
+
+/** Marks of slot index i: 5, 10, … 50. */
+export const mark = (i) => (i + 1) * 5;
+
+/** An upright card (piles, the held card): `card` null means face down. */
+export function upright(card, size, extra = "") {
+  if (card === null || card === undefined) return el("div", { class: `card back upright ${extra}` });
+  return el(
+    "div",
+    { class: `card upright ${extra}`, style: `--t:${fraction(card, size).toFixed(3)}` },
+    el("span", { class: "corner", "aria-hidden": "true" }, card),
+    el("span", { class: "num" }, card),
+  );
+}
+
+/** A small face-up number chip (history, reveals). */
+export function chip(card, size, extra = "") {
+  return el("span", { class: `chip ${extra}`, style: `--t:${fraction(card, size).toFixed(3)}` }, card);
+}
+
+/** Set a horizontal rack card's face: number and colour, or face down. */
+export function setRackCard(node, card, size) {
+  if (card === null || card === undefined || card === 0) {
+    node.classList.add("back");
+    node.style.removeProperty("--t");
+    node.replaceChildren();
+    return;
+  }
+  node.classList.remove("back");
+  node.style.setProperty("--t", fraction(card, size).toFixed(3));
+  node.replaceChildren(el("span", { class: "num" }, card));
+}

@@ -1,0 +1,168 @@
+// Round over and match over: every rack revealed, points and totals, Continue; at the
+// end the winner, the commitment and the revealed seed, the match log to download
+// (GET /match/{table_id}.json) and an in-page check that the log verifies.
+
+import { chip, el } from "./cards.js";
+import { scoredLength, longestRun } from "./rules.js";
+import { seatName } from "./table.js";
+import { verifyLog } from "./verify.js";
+
+const $ = (id) => document.getElementById(id);
+
+export function matchLogUrl(tableId) {
+  return `/match/${encodeURIComponent(tableId)}.json`;
+}
+
+function revealRows(tv, round) {
+  const v = tv.view;
+  const size = 10 * v.rules.players + 20;
+  const racks = v.racks || [];
+  return v.scores.map((total, seat) => {
+    const rack = racks[seat] || [];
+    const ordered = rack.length ? scoredLength(rack, v.rules.descending) : 0;
+    const wentOut = round && round.winner === seat;
+    const points = round ? round.points[seat] : 0;
+    let detail = "";
+    if (wentOut) {
+      const run = longestRun(rack, v.rules.descending);
+      detail = v.rules.bonus && points > 75 ? `went out, run of ${run}` : "went out";
+    } else if (rack.length) {
+      detail = `${ordered} in order`;
+    }
+    return el(
+      "div",
+      { class: `reveal-row ${wentOut ? "winner" : ""}`, "data-seat": seat },
+      el("div", { class: "who" }, seatName(tv, seat), el("div", { class: "note" }, detail)),
+      el(
+        "div",
+        { class: "reveal-cards", "aria-label": `${seatName(tv, seat)}'s rack: ${rack.join(", ")}` },
+        ...rack.map((c, i) => chip(c, size, !wentOut && i >= ordered ? "broken" : "")),
+      ),
+      el("div", { class: "pts", title: "Points this round" }, `+${points}`),
+      el("div", { class: "tot", title: "Total" }, `${total} total`),
+    );
+  });
+}
+
+function teamsLine(v) {
+  if (!v.rules.partners) return null;
+  const team = (side) => v.scores.filter((_, s) => s % 2 === side).reduce((a, b) => a + b, 0);
+  return el("p", { class: "note" }, `Team A (seats 1 and 3): ${team(0)} · Team B (seats 2 and 4): ${team(1)}`);
+}
+
+export function renderRoundOver(tv, now) {
+  const v = tv.view;
+  const round = v.rounds[v.rounds.length - 1];
+  const title =
+    round && round.winner !== null && round.winner !== undefined
+      ? round.winner === v.seat
+        ? `You went out! Round ${v.round_no} is yours`
+        : `${seatName(tv, round.winner)} went out — round ${v.round_no} over`
+      : `Round ${v.round_no} over — nobody went out`;
+  $("round-title").textContent = title;
+  $("round-reveal").replaceChildren(...revealRows(tv, round), teamsLine(v) || "");
+  const done = tv.continued && tv.continued[v.seat];
+  $("btn-continue").disabled = Boolean(done);
+  tickRoundOver(tv, now);
+}
+
+export function tickRoundOver(tv, now) {
+  const v = tv.view;
+  const waiting = (tv.seats || [])
+    .filter((s) => s.kind === "human" && !(tv.continued || [])[s.seat] && s.seat !== v.seat)
+    .map((s) => s.name);
+  const left = tv.continue_deadline_ms ? Math.max(0, Math.ceil((tv.continue_deadline_ms - now) / 1000)) : 0;
+  const parts = [];
+  if ((tv.continued || [])[v.seat] && waiting.length) parts.push(`Waiting for ${waiting.join(", ")}.`);
+  if (left) parts.push(`The next round starts in ${left} s.`);
+  $("round-wait").textContent = parts.join(" ");
+}
+
+export function renderMatchOver(tv) {
+  const v = tv.view;
+  const rules = v.rules;
+  let title;
+  if (tv.status === "ended" && v.winner === null) {
+    title = tv.ended_reason === "abandoned" ? "The table was closed: nobody was left playing" : "The table has ended";
+  } else if (rules.partners) {
+    const mySide = v.seat % 2;
+    title = v.winner === mySide ? "Your team wins the match!" : `Team ${v.winner === 0 ? "A" : "B"} wins the match`;
+  } else {
+    title = v.winner === v.seat ? "You win the match!" : `${seatName(tv, v.winner)} wins the match`;
+  }
+  $("match-title").textContent = title;
+  const round = v.rounds[v.rounds.length - 1];
+  const table = el(
+    "table",
+    { class: "round-table", "aria-label": "Points per round" },
+    el("tr", {}, el("th", {}, "Round"), ...v.scores.map((_, s) => el("th", {}, seatName(tv, s)))),
+    ...v.rounds.map((r, i) =>
+      el("tr", {}, el("td", {}, `${i + 1}${r.winner === null || r.winner === undefined ? "" : ` · ${seatName(tv, r.winner)} out`}`), ...r.points.map((p) => el("td", {}, p))),
+    ),
+    el("tr", {}, el("td", {}, el("b", {}, "Total")), ...v.scores.map((s) => el("td", {}, el("b", {}, s)))),
+  );
+  $("match-reveal").replaceChildren(...(v.racks ? revealRows(tv, round) : []), teamsLine(v) || "", table);
+  $("fair-commitment").textContent = v.commitment || "—";
+  $("fair-seed").textContent = v.seed || "not revealed";
+  const download = $("btn-download");
+  download.href = matchLogUrl(tv.table_id);
+  download.setAttribute("download", `rackem-${tv.code || tv.table_id}.json`);
+  const result = $("verify-result");
+  if (!result.dataset.table || result.dataset.table !== tv.table_id) {
+    result.textContent = "";
+    result.className = "verify-result";
+    result.dataset.table = tv.table_id;
+  }
+}
+
+/**
+ * Fetch the finished match's log and check it: the seed against the commitment the
+ * page saw when the match started, every deal re-derived, every move replayed, the
+ * scores recomputed and compared with what this page was shown.
+ */
+export async function checkMatch(tv, seenCommitment) {
+  const out = $("verify-result");
+  out.className = "verify-result";
+  out.textContent = "Checking…";
+  let log;
+  try {
+    const response = await fetch(matchLogUrl(tv.table_id), { cache: "no-store" });
+    if (!response.ok) throw new Error(`the server answered ${response.status}`);
+    log = await response.json();
+  } catch (exc) {
+    out.classList.add("bad");
+    out.textContent = `Could not fetch the match log: ${exc.message}.`;
+    return { ok: false };
+  }
+  const v = tv.view;
+  const problems = [];
+  if (seenCommitment && log.commitment !== seenCommitment) {
+    problems.push("the log's commitment is not the one shown when the match started");
+  }
+  if (v.seed && log.seed !== v.seed) problems.push("the log's seed is not the one revealed at the table");
+  let report;
+  try {
+    report = await verifyLog(log);
+  } catch (exc) {
+    out.classList.add("bad");
+    out.textContent = `✗ Not a valid match log: ${exc.message}.`;
+    return { ok: false };
+  }
+  if (!report.valid) {
+    const at = report.error.move_index;
+    problems.push(at === null ? report.error.reason : `move ${at + 1} is wrong (${report.error.reason})`);
+  } else if (JSON.stringify(report.scores) !== JSON.stringify(v.scores)) {
+    problems.push(`the replayed scores ${report.scores.join("/")} differ from the table's ${v.scores.join("/")}`);
+  }
+  if (problems.length) {
+    out.classList.add("bad");
+    out.textContent = `✗ Not verified: ${problems[0]}.`;
+    return { ok: false, problems, report };
+  }
+  out.classList.add("ok");
+  const rounds = report.rounds.length;
+  out.textContent =
+    `✓ Verified: the seed matches the commitment, all ${rounds} deal${rounds > 1 ? "s" : ""} follow from it, ` +
+    `all ${log.moves.length} moves are legal and the scores (${report.scores.join(" / ")}) add up.`;
+  return { ok: true, report };
+}

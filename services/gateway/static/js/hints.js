@@ -1,0 +1,32 @@
+// Short hints in a player's first game, at the moments new players go wrong.
+// Each hint shows once; all of them stop after the first finished match, or when
+// the player turns hints off in the help screen.
+
+import { loadPrefs, updatePrefs } from "./store.js";
+
+export const HINTS = {
+  marks: (r) =>
+    `The marks 5 to 50 are slot positions, not card values: any card can go in any slot. ` +
+    `Aim for numbers that ${r.descending ? "go down" : "go up"} from slot 5 to slot 50.`,
+  draw: () => "Your turn: draw from the stock (tap it, or press S) or take the top of the discard pile (D).",
+  place: () =>
+    "Tap a slot (or press 1–0) to put your card there; the card in that slot goes to the discard pile. " +
+    "Cards never move between slots, so pick the slot with care.",
+  discard: () => "A card taken from the discard pile must be placed in your rack — it cannot be thrown back.",
+  throw: () => "Don't want a card from the stock? Throw it (T) onto the discard pile and your rack stays as it is.",
+  run: (r) => `To go out you also need a run of ${r.run_to_go_out} consecutive numbers side by side, like 18, 19, 20.`,
+};
+
+export function hintsActive() {
+  const prefs = loadPrefs();
+  return prefs.hints && prefs.gamesFinished === 0;
+}
+
+/** The text of hint `key` if it should show now (and remember it was shown), else null. */
+export function take(key, rules) {
+  if (!hintsActive()) return null;
+  const prefs = loadPrefs();
+  if (prefs.hintsSeen.includes(key)) return null;
+  updatePrefs({ hintsSeen: [...prefs.hintsSeen, key] });
+  return HINTS[key](rules);
+}

@@ -1,0 +1,64 @@
+// The keyboard scheme: S stock, D discard, 1–0 slots 5–50, T throw, R then a digit
+// repair, H history, Enter continue, M mute, ? help, Escape cancel.
+
+export function bindKeys(actions) {
+  let repairArmed = false;
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    const typing = target && (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
+    if (typing && target.type !== "checkbox" && target.type !== "radio") return;
+    if (document.querySelector("dialog[open]")) return; // the help dialog handles its own keys
+    const key = event.key;
+    if (key === "?" || (key === "/" && event.shiftKey)) {
+      event.preventDefault();
+      actions.help();
+      return;
+    }
+    if (key === "m" || key === "M") {
+      event.preventDefault();
+      actions.toggleMute();
+      return;
+    }
+    if (!actions.atTable()) return;
+    if (key === "Enter") {
+      if (actions.canContinue()) {
+        event.preventDefault();
+        actions.continueRound();
+      }
+      return;
+    }
+    if (key === "Escape") {
+      repairArmed = false;
+      actions.cancel();
+      return;
+    }
+    const lower = key.length === 1 ? key.toLowerCase() : key;
+    if (/^[0-9]$/.test(lower)) {
+      event.preventDefault();
+      const digit = Number(lower);
+      if (repairArmed) {
+        repairArmed = false;
+        if (digit >= 1 && digit <= 9) actions.repair(digit - 1);
+        else actions.cancel();
+        return;
+      }
+      actions.slot(digit === 0 ? 9 : digit - 1);
+      return;
+    }
+    const handled = {
+      s: () => actions.draw("stock"),
+      d: () => actions.draw("discard"),
+      t: () => actions.throwCard(),
+      h: () => actions.toggleHistory(),
+      r: () => {
+        repairArmed = actions.armRepair();
+      },
+    }[lower];
+    if (handled) {
+      event.preventDefault();
+      if (lower !== "r") repairArmed = false;
+      handled();
+    }
+  });
+}

@@ -1,0 +1,34 @@
+// Readable text for the protocol's error codes (docs/protocol.md, "Errors").
+
+const TEXT = {
+  bad_frame: "The server could not read that message.",
+  bad_request: "The server did not understand that request.",
+  hello_first: "Still connecting — try again in a moment.",
+  bad_version: "This page is out of date: reload it.",
+  bad_name: "Names are 1 to 20 characters, letters and spaces.",
+  bad_rules: "One of the rules options is out of range.",
+  malformed_move: "That is not a move.",
+  illegal_move: "That move is not allowed now.",
+  not_your_turn: "It is not your turn.",
+  stale_version: "The table moved on before your move arrived — try again.",
+  match_over: "The match is over.",
+  not_seated: "You have no seat at a table.",
+  already_seated: "You already have a seat at a table.",
+  bad_token: "That seat is no longer available.",
+  no_code: "No waiting table has that code. Check it and try again.",
+  table_full: "That table is full.",
+  not_creator: "Only the player who created the table can start it.",
+  already_started: "That table has already started.",
+  rate_limited: "Slow down a little — too many requests.",
+  unavailable: "The game server is busy. Try again in a moment.",
+  internal: "Something went wrong on the server. Try again.",
+};
+
+/** A sentence for an `error` message: the server's own text when it has one, else ours. */
+export function errorText(msg) {
+  const ours = TEXT[msg.code] || "Something went wrong.";
+  if (msg.code === "bad_rules" || msg.code === "illegal_move" || msg.code === "bad_name") {
+    return msg.message ? `${ours} (${msg.message})` : ours;
+  }
+  return ours;
+}

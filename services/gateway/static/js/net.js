@@ -1,0 +1,120 @@
+// One WebSocket to the gateway (docs/protocol.md), kept open: hello first, then the
+// caller's messages; on a drop it reconnects with exponential backoff and jitter,
+// and `onOpen` lets the caller resume its seat with the token.
+
+const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
+const PING_MS = 25000;
+
+export class Connection {
+  constructor({ url, onMessage, onOpen, onStatus }) {
+    this.url = url;
+    this.onMessage = onMessage;
+    this.onOpen = onOpen;
+    this.onStatus = onStatus;
+    this.ws = null;
+    this.ready = false;
+    this.attempt = 0;
+    this.queue = [];
+    this.timer = 0;
+    this.pinger = 0;
+    this.retryAt = 0;
+  }
+
+  static defaultUrl() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}/ws`;
+  }
+
+  connect() {
+    clearTimeout(this.timer);
+    this.ready = false;
+    this.onStatus({ state: "connecting", attempt: this.attempt });
+    let ws;
+    try {
+      ws = new WebSocket(this.url);
+    } catch {
+      this.retry();
+      return;
+    }
+    this.ws = ws;
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", version: 1, client: "rackem-web" }));
+    ws.onmessage = (event) => {
+      let msg;
+      try {
+        msg = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (msg.type === "welcome") {
+        this.ready = true;
+        this.attempt = 0;
+        this.onStatus({ state: "open" });
+        this.onOpen();
+        const queued = this.queue.splice(0);
+        queued.forEach((m) => this.send(m));
+        clearInterval(this.pinger);
+        this.pinger = setInterval(() => this.send({ type: "ping", t: Date.now() }), PING_MS);
+        return;
+      }
+      this.onMessage(msg);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ready = false;
+      clearInterval(this.pinger);
+      this.retry();
+    };
+    ws.onerror = () => ws.close();
+  }
+
+  retry() {
+    const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
+    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    this.attempt += 1;
+    this.retryAt = Date.now() + delay;
+    this.onStatus({ state: "waiting", retryAt: this.retryAt, attempt: this.attempt });
+    this.timer = setTimeout(() => this.connect(), delay);
+  }
+
+  /** Reconnect now instead of waiting out the backoff. */
+  retryNow() {
+    if (this.ready) return;
+    clearTimeout(this.timer);
+    if (this.ws) {
+      this.ws.onclose = null;
+      this.ws.close();
+    }
+    this.connect();
+  }
+
+  /** Drop this connection (and the seat it is bound to at the gateway) and open a fresh one. */
+  fresh() {
+    clearTimeout(this.timer);
+    clearInterval(this.pinger);
+    const old = this.ws;
+    this.ws = null;
+    this.ready = false;
+    if (old) {
+      old.onclose = null;
+      old.onmessage = null;
+      old.onerror = null;
+      try {
+        old.close();
+      } catch {
+        /* already closed */
+      }
+    }
+    this.attempt = 0;
+    this.connect();
+  }
+
+  /** Send a message now, or once the connection is (re)established. */
+  send(msg) {
+    if (this.ready && this.ws && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify(msg));
+      return true;
+    }
+    if (msg.type !== "ping" && msg.type !== "move") this.queue.push(msg);
+    return false;
+  }
+}

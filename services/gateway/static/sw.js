@@ -1,0 +1,63 @@
+// A minimal service worker: keeps the page's shell so it opens offline or on a bad
+// network. Network first (a fresh deploy shows at once), the cache as a fallback.
+// It never touches the WebSocket (/ws) or anything outside the shell, such as match logs.
+
+const CACHE = "rackem-shell-v1";
+const SHELL = [
+  "/",
+  "/index.html",
+  "/css/app.css",
+  "/manifest.webmanifest",
+  "/icons/icon.svg",
+  "/icons/icon-192.png",
+  "/icons/icon-512.png",
+  "/js/app.js",
+  "/js/cards.js",
+  "/js/finish.js",
+  "/js/hints.js",
+  "/js/home.js",
+  "/js/keys.js",
+  "/js/lobby.js",
+  "/js/messages.js",
+  "/js/movelog.js",
+  "/js/net.js",
+  "/js/rng.js",
+  "/js/rules.js",
+  "/js/sha256.js",
+  "/js/sound.js",
+  "/js/store.js",
+  "/js/table.js",
+  "/js/verify.js",
+];
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((keys) => Promise.all(keys.filter((k) => k !== CACHE).map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (request.method !== "GET" || url.origin !== self.location.origin) return;
+  const path = url.pathname === "/" || url.pathname === "/index.html" ? "/" : url.pathname;
+  if (!SHELL.includes(path)) return; // /ws, /match/…, health: straight to the network
+  event.respondWith(
+    fetch(request)
+      .then((response) => {
+        if (response.ok) {
+          const copy = response.clone();
+          caches.open(CACHE).then((cache) => cache.put(path, copy));
+        }
+        return response;
+      })
+      .catch(() => caches.match(path)),
+  );
+});
