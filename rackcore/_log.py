@@ -25,7 +25,7 @@ def to_log(match: Match, *, reveal: bool | None = None) -> dict[str, Any]:
             log["seed"] = match.seed.hex()
         log["commitment"] = match.commitment
     else:
-        log["decks"] = match.decks
+        log["decks"] = [list(deck) for deck in match.decks or ()]
         log["first_dealer"] = match.first_dealer
     log["moves"] = [m.to_dict() for m in match.history]
     log["result"] = {
@@ -52,6 +52,8 @@ def match_from_log(log: Any) -> Match:
     if not isinstance(log.get("moves"), list):
         raise LogError('a log needs a "moves" list')
     if "seed" in log:
+        if "decks" in log or "first_dealer" in log:
+            raise LogError("a log has either a seed or stacked decks, not both")
         seed = log["seed"]
         if not isinstance(seed, str) or len(seed) != 64:
             raise LogError("seed must be 64 hex characters")
@@ -66,6 +68,10 @@ def match_from_log(log: Any) -> Match:
             isinstance(d, list) and all(type(c) is int for c in d) for d in decks
         ):
             raise LogError("decks must be a list of lists of card numbers")
+        size = rules.deck_size
+        for round_no, deck in enumerate(decks, 1):
+            if sorted(deck) != list(range(1, size + 1)):
+                raise LogError(f"the deck of round {round_no} is not a permutation of 1..{size}")
         return Match(rules, decks=decks, dealer=log.get("first_dealer"))
     raise LogError("the log has neither a seed nor stacked decks")
 
