@@ -1,0 +1,122 @@
+"""Top-level fixtures: the container engine, and a real Redis for the whole session.
+
+Machines without a Docker engine run podman behind the Docker API on
+``/run/podman/podman.sock`` (``scripts/setup``; ``shared/CONTAINERS.md``). When that
+socket exists and nothing says where another engine is, this module points every Docker
+client (testcontainers, the docker SDK and CLI, compose) at podman before any test runs,
+so a plain ``pytest`` works as well as ``scripts/test``.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PODMAN_SOCKET = Path("/run/podman/podman.sock")
+DOCKER_SOCKET = Path("/var/run/docker.sock")
+PODMAN_HOST = f"unix://{PODMAN_SOCKET}"
+
+
+def podman_environment(
+    environ: Mapping[str, str],
+    podman_socket: Path = PODMAN_SOCKET,
+    docker_socket: Path = DOCKER_SOCKET,
+) -> dict[str, str]:
+    """The variables that point Docker clients at podman, or ``{}`` to leave them be."""
+    host = environ.get("DOCKER_HOST")
+    if host is None:
+        if not podman_socket.is_socket() or docker_socket.exists():
+            return {}
+    elif host != f"unix://{podman_socket}":
+        return {}
+    return {
+        "DOCKER_HOST": f"unix://{podman_socket}",
+        # The reaper image cannot be pulled; fixtures stop their own containers.
+        "TESTCONTAINERS_RYUK_DISABLED": "true",
+        # /.dockerenv exists on these machines and misleads testcontainers' detection.
+        "TESTCONTAINERS_CONNECTION_MODE": "docker_host",
+        # Without it compose tries to pull a BuildKit image.
+        "DOCKER_BUILDKIT": "0",
+        "COMPOSE_BAKE": "false",
+    }
+
+
+for _name, _value in podman_environment(os.environ).items():
+    os.environ.setdefault(_name, _value)
+
+
+@pytest.fixture
+def podman_environment_rule() -> Callable[..., dict[str, str]]:
+    """``podman_environment`` itself, for its tests (conftest modules are not imported)."""
+    return podman_environment
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The container engine that answers on ``DOCKER_HOST`` (or the default socket)."""
+
+    cli: str  # the command that builds and runs images: "podman" or "docker"
+    podman: bool  # podman here runs no healthchecks by itself (see run-healthchecks)
+    version: str
+
+
+@pytest.fixture(scope="session")
+def container_engine() -> Engine:
+    """The engine, or a clear failure (never a skip) when none answers."""
+    import docker
+
+    problem = ""
+    try:
+        client = docker.from_env(timeout=10)
+        try:
+            version = client.version()
+        finally:
+            client.close()
+    except docker.errors.DockerException as error:
+        problem = str(error)
+    if problem:
+        # The docker SDK leaves the failed connection's socket to the garbage collector.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+        where = os.environ.get("DOCKER_HOST", "the default socket")
+        pytest.fail(
+            f"no container engine answers at {where}: {problem}\n"
+            "Run scripts/setup: it sets podman up when no Docker engine runs.",
+            pytrace=False,
+        )
+    components = version.get("Components") or []
+    podman = any("podman" in str(part.get("Name", "")).lower() for part in components)
+    cli = "podman" if podman and shutil.which("podman") else "docker"
+    return Engine(cli=cli, podman=podman, version=str(version.get("Version", "?")))
+
+
+@pytest.fixture(scope="session")
+def redis_url(container_engine: Engine) -> Iterator[str]:
+    """The URL of a real Redis in a container, shared by the session.
+
+    The image is ``RACKEM_REDIS_IMAGE`` (default ``redis:7``, which on a machine set up
+    by ``scripts/setup`` finds the local ``localhost/redis:7``). Tests share it: use
+    keys of your own (a random prefix or table id), or FLUSHDB in your own fixture.
+    """
+    from testcontainers.community.redis import RedisContainer
+
+    image = os.environ.get("RACKEM_REDIS_IMAGE", "redis:7")
+    with RedisContainer(image) as container:
+        host = container.get_container_host_ip()
+        port = container.get_exposed_port(container.port)
+        yield f"redis://{host}:{port}/0"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses a container fixture with ``containers``."""
+    for item in items:
+        if "container_engine" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.containers)
