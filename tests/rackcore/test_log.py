@@ -8,6 +8,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rackcore import (
     FORMAT,
@@ -270,3 +272,39 @@ def test_the_log_example_shape_from_the_rules_contract_reads_as_a_log() -> None:
     verdict = verify(log)
     assert verdict["valid"] is True
     assert replay(log).discard == [9, 20]  # seat 1 swapped 28 for 8, seat 0 took 28 for 20
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 70) | st.sampled_from(["stock", "draw", "00"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=12,
+)
+_SHORT = to_log(_played(Rules(target=50, max_recycles=0, turn_cap=50)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    key=st.sampled_from([*sorted(_SHORT), "decks", "first_dealer"]),
+    path=st.lists(st.integers(0, 400), max_size=3),
+    value=_JSON,
+)
+def test_verify_answers_any_damaged_log_with_a_verdict_or_a_log_error(
+    key: str, path: list[int], value: Any
+) -> None:
+    log = copy.deepcopy(_SHORT)
+    parent: Any = log
+    field: Any = key
+    for step in path:
+        inner = parent.get(field) if isinstance(parent, dict) else parent[field]
+        if isinstance(inner, list) and inner:
+            parent, field = inner, step % len(inner)
+        elif isinstance(inner, dict) and inner:
+            parent, field = inner, sorted(inner)[step % len(inner)]
+        else:
+            break
+    parent[field] = value
+    try:
+        verdict = verify(log)
+    except LogError:
+        return
+    assert verdict["valid"] in (True, False)
