@@ -25,9 +25,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     round_no = 0
     for index, data in enumerate(log["moves"]):
-        if match.round_no != round_no or match.phase == "round_over":
+        try:
             if match.phase == "round_over":
                 match.next_round()
+        except RackError as exc:
+            print(f"move {index}: refused: {exc}")
+            return 1
+        if match.round_no != round_no:
             round_no = match.round_no
             print(f"\nRound {round_no} (dealer seat {match.dealer})")
             for seat, rack in enumerate(match.racks):

@@ -20,7 +20,11 @@ def register(subparsers: Any) -> None:
 
 def load_log(path: str) -> Any:
     """Read a log: a bare ``rackem-match/1`` object or a server record holding one in ``match``."""
-    text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()  # noqa: SIM115
+    if path == "-":
+        text = sys.stdin.read()
+    else:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
     data = json.loads(text)
     if isinstance(data, dict) and "format" not in data and isinstance(data.get("match"), dict):
         data = data["match"]
