@@ -12,6 +12,9 @@ from collections.abc import Sequence
 COMMANDS = (
     "rackem.verify",
     "rackem.replay",
+    "rackem.up",
+    "rackem.serve",
+    "rackem.play",
 )
 
 

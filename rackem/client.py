@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import random
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -274,9 +273,14 @@ class Client:
 Chooser = Callable[[Message], Message]
 
 
-def choose_move(view: Message, level: str = "easy", seed: int = 0) -> Message:
-    """A move for a ``view`` message: a random legal one (rackcore.bots replaces this)."""
-    return random.Random(seed + view["version"]).choice(view["legal"])
+def choose_move(view: Message, level: str = "medium", seed: int = 0) -> Message:
+    """The move a computer player of ``level`` makes from a ``view`` message (rackcore.bots)."""
+    from rackcore import View
+    from rackcore.bots import choose
+
+    move = choose(View.from_dict(view["view"]), level=level, seed=seed).to_dict()
+    del move["seat"]
+    return move
 
 
 async def play_match(
@@ -285,8 +289,9 @@ async def play_match(
     """Play the client's seat to the end of its match; the final view.
 
     Moves follow the newest view (always with its ``version``); a move overtaken by a
-    newer view (``stale_version``, ``not_your_turn``) is dropped, and each round over is
-    answered with ``continue`` once.
+    newer view (``stale_version``, ``not_your_turn``) is dropped, one refused as
+    ``unavailable`` is retried with the same id, and each round over is answered with
+    ``continue`` once.
     """
     seen = 0
     continued_round = 0
@@ -301,8 +306,20 @@ async def play_match(
                 continued_round = state["round_no"]
                 await client.continue_round()
             elif view["legal"]:
-                try:
-                    await client.move(choose(view), version=view["version"])
-                except ServerError as err:
-                    if err.code not in ("stale_version", "not_your_turn", "illegal_move"):
-                        raise
+                await _move(client, choose(view), view["version"])
+
+
+async def _move(client: Client, move: Message, version: int, tries: int = 20) -> None:
+    """One move: retried (same id, so at most once) while the table is unavailable; dropped
+    when a newer view overtook it."""
+    move_id = f"p{version}-{next(client._ids)}"
+    for attempt in range(tries):
+        try:
+            await client.move(move, move_id=move_id, version=version)
+            return
+        except ServerError as err:
+            if err.code in ("stale_version", "not_your_turn", "illegal_move"):
+                return
+            if err.code != "unavailable" or attempt == tries - 1:
+                raise
+        await asyncio.sleep(0.1 * (attempt + 1))

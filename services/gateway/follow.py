@@ -36,26 +36,44 @@ class Seat:
     table_id: str
     replica: str = ""  # the owning table replica's address, once started
     started: bool = False
+    leaving: bool = False  # a leave is under way: the table ends the stream for it
 
 
-async def follow(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> bool | None:
+async def follow(
+    hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push, announce: Callable[[], None]
+) -> bool | None:
     """Forward the seat's lobby, then its views, until its table is over.
 
-    True: the table is over (finished, ended, or the waiting room closed). None: the
-    table ended this stream because a newer connection subscribed for the seat.
-    Raises ``ServiceError`` when a service refuses or stays unreachable.
+    ``announce`` (the ``seated`` message) runs before the first message is pushed, and
+    for a started table only once the table has accepted the token, so a seat the table
+    refuses (a seat that was left) is never announced. True: the table is over
+    (finished, ended, or the waiting room closed). None: the table ended this stream
+    because a newer connection subscribed for the seat. Raises ``ServiceError`` when a
+    service refuses or stays unreachable.
     """
-    lobby = await _wait_for_start(hub, seat, lobby, push)
     if lobby.status != "started":
-        return True
+        announce()
+        lobby = await _wait_for_start(hub, seat, lobby, push)
+        if lobby.status != "started":
+            return True
+        first = None
+    else:
+        first = lobby
     if lobby.table_id:
         seat.table_id = lobby.table_id
     seat.replica = lobby.replica
     seat.started = True
-    return await _watch_table(hub, seat, push)
+
+    def before_first_view() -> None:
+        if first is not None:
+            announce()
+            push(messages.lobby(first, seat.seat))
+
+    return await _watch_table(hub, seat, push, before_first_view)
 
 
 async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> mm.Lobby:
+    """Forward the waiting room's updates until the table starts or closes; the last one."""
     settings = hub.settings
     request = mm.TokenRequest(token=seat.token)
     push(messages.lobby(lobby, seat.seat))
@@ -88,7 +106,10 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
     return lobby
 
 
-async def _watch_table(hub: Hub, seat: Seat, push: Push) -> bool | None:
+async def _watch_table(
+    hub: Hub, seat: Seat, push: Push, before_first: Callable[[], None] | None
+) -> bool | None:
+    """Forward the table's views to the end of the match, re-subscribing where needed."""
     settings = hub.settings
     fallback = hub.backends.table_addr
     request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
@@ -103,6 +124,9 @@ async def _watch_table(hub: Hub, seat: Seat, push: Push) -> bool | None:
                     tries = 0
                     seat.replica = target
                     status = table_view.status
+                    if before_first is not None:
+                        before_first()
+                        before_first = None
                     push(messages.view(table_view))
                 return True if status in FINAL else None
             except grpc.aio.AioRpcError as exc:

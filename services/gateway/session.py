@@ -205,12 +205,14 @@ class Session:
         seat = Seat(token=reply.token or token, seat=reply.seat, table_id=reply.table_id)
         self.seat = seat
         self.hub.claim(seat.token, self)
-        self.push(messages.seated(reply) | {"token": seat.token})
-        self._follow = asyncio.create_task(self._follow_seat(seat, reply.lobby))
+        announcement = messages.seated(reply) | {"token": seat.token}
+        self._follow = asyncio.create_task(
+            self._follow_seat(seat, reply.lobby, lambda: self.push(announcement))
+        )
 
-    async def _follow_seat(self, seat: Seat, lobby: mm.Lobby) -> None:
+    async def _follow_seat(self, seat: Seat, lobby: mm.Lobby, announce: Callable[[], None]) -> None:
         try:
-            over = await follow(self.hub, seat, lobby, self.push)
+            over = await follow(self.hub, seat, lobby, self.push, announce)
         except ServiceError as err:
             self._refuse(from_service(err.code, err.message))
             over = err.code in ("bad_token", "no_table")
@@ -218,7 +220,7 @@ class Session:
             log.exception("unexpected_error")
             self._refuse(ProtocolError("internal", "internal error"))
             return
-        if over is None:  # the table ended this stream for a newer connection of the seat
+        if over is None and not seat.leaving:  # ended for a newer connection of the seat
             self.replaced()
         elif over and self.seat is seat:
             self._unbind()
@@ -343,6 +345,16 @@ class Session:
     async def _leave(self, message: dict[str, Any]) -> None:
         seat = self._seated()
         request = mm.TokenRequest(token=seat.token)
+        seat.leaving = True
+        try:
+            await self._leave_seat(seat, request)
+        finally:
+            seat.leaving = False
+        self._stop_following()
+        self._unbind()
+        self.push({"type": "left"})
+
+    async def _leave_seat(self, seat: Seat, request: mm.TokenRequest) -> None:
         if not seat.started:
             try:
                 await self.hub.backends.call_matchmaker(
@@ -360,9 +372,6 @@ class Session:
             await self.hub.backends.call_table(
                 seat.replica, lambda stub: stub.Leave(table_request, timeout=self._timeout())
             )
-        self._stop_following()
-        self._unbind()
-        self.push({"type": "left"})
 
     async def _ping(self, message: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"type": "pong"}

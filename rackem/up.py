@@ -1,0 +1,166 @@
+"""``rackem up``: the whole system on this machine, in one process.
+
+Bot, table and matchmaker speak real gRPC to each other on free localhost ports and
+share one in-process replica registry and their in-process stores (or Redis, given
+``--redis URL`` or ``REDIS_URL``); the gateway serves the web client and the protocol
+on ``--host``/``--port``. Ctrl-C or SIGTERM stops them in reverse order. Every other
+setting of every service comes from its environment variables, as under ``rackem serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import webbrowser
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+LOCAL = "127.0.0.1"
+GRACE_S = 2.0
+
+log = logging.getLogger("rackem.up")
+
+
+class _Stoppable(Protocol):
+    async def stop(self) -> None: ...
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("up", help="run the whole system on this machine and print its URL")
+    p.add_argument("--host", default=LOCAL, help="the gateway's address (default %(default)s)")
+    p.add_argument("--port", type=int, default=8000, help="the gateway's port (default 8000)")
+    p.add_argument(
+        "--redis",
+        default=os.environ.get("REDIS_URL") or None,
+        metavar="URL",
+        help="use Redis at URL (default: REDIS_URL, else in-process stores)",
+    )
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from services.common import logs
+
+    logs.configure("up", os.environ.get("LOG_LEVEL", "WARNING"))
+    return asyncio.run(up(args.host, args.port, args.redis, browser=not args.no_browser))
+
+
+def _url(host: str, port: int) -> str:
+    shown = LOCAL if host in ("", "0.0.0.0", "::") else host
+    return f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+
+
+def _has_display() -> bool:
+    return sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+
+
+class System:
+    """The four services running in this process; ``url`` to open, ``await stop()``."""
+
+    def __init__(self, services: list[tuple[str, _Stoppable]], url: str, port: int) -> None:
+        self._services = services
+        self.url = url
+        self.port = port
+
+    async def stop(self) -> None:
+        """Stop the services in the reverse order of their start."""
+        for name, service in reversed(self._services):
+            try:
+                await service.stop()
+            except Exception:
+                log.exception("stop_failed", extra={"fields": {"service": name}})
+        self._services = []
+
+
+async def start(
+    host: str, port: int, redis_url: str | None, env: Mapping[str, str] | None = None
+) -> System:
+    """Start bot, table, matchmaker, then the gateway on ``host:port`` (0: any free port).
+
+    Each service's other settings come from ``env`` (default: the environment).
+    """
+    from services.bot import server as bot
+    from services.bot.settings import BotSettings
+    from services.common.registry import MemoryRegistry, Registry
+    from services.common.settings import from_env
+    from services.gateway import server as gateway
+    from services.gateway.settings import GatewaySettings
+    from services.matchmaker import server as matchmaker
+    from services.matchmaker.settings import MatchmakerSettings
+    from services.table import server as table
+    from services.table.settings import TableSettings
+
+    registry: Registry | None = None if redis_url else MemoryRegistry()
+    services: list[tuple[str, _Stoppable]] = []
+    try:
+        bots = await bot.create_server(from_env(BotSettings, env, host=LOCAL, port=0))
+        services.append(("bot", _Graceful(bots)))
+        table_settings = from_env(
+            TableSettings, env, host=LOCAL, port=0, redis_url=redis_url, bot_addr=bots.addr
+        )
+        tables = await table.create_server(table_settings, registry=registry)
+        services.append(("table", _Graceful(tables)))
+        mm_settings = from_env(
+            MatchmakerSettings,
+            env,
+            host=LOCAL,
+            port=0,
+            redis_url=redis_url or "",
+            table_addr=tables.addr,
+        )
+        mm = await matchmaker.create_server(mm_settings, registry=registry)
+        services.append(("matchmaker", _Graceful(mm)))
+        gw_settings = from_env(
+            GatewaySettings,
+            env,
+            host=host,
+            port=port,
+            matchmaker_addr=mm.addr,
+            table_addr=tables.addr,
+        )
+        gw = await gateway.create_server(gw_settings)
+        services.append(("gateway", gw))
+    except BaseException:
+        await System(services, "", 0).stop()
+        raise
+    return System(services, _url(host, gw.port), gw.port)
+
+
+async def up(host: str, port: int, redis_url: str | None, *, browser: bool = False) -> int:
+    """Start the system, print its URL, serve until SIGTERM/SIGINT, then stop it."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        system = await start(host, port, redis_url)
+    except OSError as exc:
+        print(f"rackem up: cannot start: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"rackem is up: open {system.url}  (Ctrl-C stops it)", flush=True)
+    if browser and _has_display():
+        loop.run_in_executor(None, webbrowser.open, system.url)
+    await stop.wait()
+    print("rackem: stopping", flush=True)
+    await system.stop()
+    print("rackem: stopped", flush=True)
+    return 0
+
+
+class _Graceful:
+    """A gRPC service's ``Running``, stopped with a short grace."""
+
+    def __init__(self, running: Any) -> None:
+        self._running = running
+        self.port: int = running.port
+        self.addr: str = running.addr
+
+    async def stop(self) -> None:
+        await self._running.stop(GRACE_S)
