@@ -1,0 +1,231 @@
+"""Every kustomize overlay builds, validates offline against the Kubernetes schemas, and
+meets the deployment policy: limits, probes, non-root, read-only root filesystem."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import kubernetes_validate
+import pytest
+
+from services.table.settings import TableSettings
+
+Manifest = dict[str, Any]
+Render = Callable[[str], tuple[Manifest, ...]]
+KUBERNETES_VERSION = "1.30"  # the oldest release the manifests support (gRPC probes: 1.27)
+SERVICES = {"gateway", "matchmaker", "table", "bot"}
+GRPC_PORTS = {"matchmaker": 50051, "table": 50052, "bot": 50053}
+WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+
+
+def by_kind(manifests: tuple[Manifest, ...], kind: str) -> dict[str, Manifest]:
+    return {m["metadata"]["name"]: m for m in manifests if m["kind"] == kind}
+
+
+def pod_spec(workload: Manifest) -> dict[str, Any]:
+    spec = workload["spec"]
+    if workload["kind"] == "CronJob":
+        spec = spec["jobTemplate"]["spec"]
+    pod: dict[str, Any] = spec["template"]["spec"]
+    return pod
+
+
+def containers(workload: Manifest) -> Iterator[dict[str, Any]]:
+    pod = pod_spec(workload)
+    yield from pod.get("initContainers", [])
+    yield from pod["containers"]
+
+
+def policy_problems(manifests: tuple[Manifest, ...]) -> list[str]:
+    """What breaks the policy, one line per container and rule; empty when all is well."""
+    problems = []
+    for workload in (m for m in manifests if m["kind"] in WORKLOADS):
+        pod = pod_spec(workload)
+        pod_security = pod.get("securityContext", {})
+        for container in containers(workload):
+            where = f"{workload['kind']}/{workload['metadata']['name']}/{container['name']}"
+            security = {**pod_security, **container.get("securityContext", {})}
+            resources = container.get("resources", {})
+            for bound in ("requests", "limits"):
+                for resource in ("cpu", "memory"):
+                    if resource not in resources.get(bound, {}):
+                        problems.append(f"{where}: no {resource} in resources.{bound}")
+            is_init = container in pod.get("initContainers", [])
+            for probe in ("readinessProbe", "livenessProbe"):
+                if not is_init and probe not in container:
+                    problems.append(f"{where}: no {probe}")
+            if security.get("runAsNonRoot") is not True:
+                problems.append(f"{where}: runAsNonRoot is not true")
+            if security.get("runAsUser") == 0:
+                problems.append(f"{where}: runs as user 0")
+            if container.get("securityContext", {}).get("readOnlyRootFilesystem") is not True:
+                problems.append(f"{where}: root filesystem is writable")
+            if container.get("securityContext", {}).get("allowPrivilegeEscalation") is not False:
+                problems.append(f"{where}: privilege escalation is allowed")
+            if "ALL" not in container.get("securityContext", {}).get("capabilities", {}).get(
+                "drop", []
+            ):
+                problems.append(f"{where}: capabilities are not all dropped")
+    return problems
+
+
+def test_overlay_builds_every_service(manifests: tuple[Manifest, ...]) -> None:
+    deployments = by_kind(manifests, "Deployment")
+    assert set(deployments) >= SERVICES
+    assert set(by_kind(manifests, "Service")) >= SERVICES
+    assert set(by_kind(manifests, "ServiceAccount")) >= SERVICES
+    assert set(by_kind(manifests, "ConfigMap")) >= SERVICES
+    namespaces = {m["metadata"].get("namespace") for m in manifests if m["kind"] != "Namespace"}
+    assert len(namespaces) == 1 and None not in namespaces
+
+
+def test_every_object_validates_against_the_kubernetes_schemas(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    for manifest in manifests:
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+
+
+def test_schema_validation_rejects_an_unknown_field(manifests: tuple[Manifest, ...]) -> None:
+    deployment = copy.deepcopy(by_kind(manifests, "Deployment")["table"])
+    deployment["spec"]["template"]["spec"]["containers"][0]["livenesProbe"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, KUBERNETES_VERSION, strict=True)
+
+
+def test_every_container_meets_the_policy(manifests: tuple[Manifest, ...]) -> None:
+    assert policy_problems(manifests) == []
+
+
+def test_policy_catches_a_container_without_limits_probes_or_lockdown(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    broken = copy.deepcopy(manifests)
+    bot = next(m for m in broken if m["kind"] == "Deployment" and m["metadata"]["name"] == "bot")
+    pod = pod_spec(bot)
+    container = pod["containers"][0]
+    del container["resources"]["limits"]
+    del container["livenessProbe"]
+    container["securityContext"]["readOnlyRootFilesystem"] = False
+    pod["securityContext"]["runAsNonRoot"] = False
+    assert sorted(policy_problems(broken)) == [
+        "Deployment/bot/bot: no cpu in resources.limits",
+        "Deployment/bot/bot: no livenessProbe",
+        "Deployment/bot/bot: no memory in resources.limits",
+        "Deployment/bot/bot: root filesystem is writable",
+        "Deployment/bot/bot: runAsNonRoot is not true",
+    ]
+
+
+def test_grpc_services_have_grpc_probes_and_the_gateway_http_probes(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    deployments = by_kind(manifests, "Deployment")
+    for name, port in GRPC_PORTS.items():
+        container = pod_spec(deployments[name])["containers"][0]
+        assert container["args"] == ["serve", name]
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert container[probe]["grpc"] == {"port": port}
+    gateway = pod_spec(deployments["gateway"])["containers"][0]
+    assert gateway["args"] == ["serve", "gateway"]
+    assert gateway["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert gateway["livenessProbe"]["httpGet"]["path"] == "/healthz"
+
+
+def test_services_share_one_image_that_the_overlay_names(manifests: tuple[Manifest, ...]) -> None:
+    deployments = by_kind(manifests, "Deployment")
+    images = {pod_spec(deployments[name])["containers"][0]["image"] for name in SERVICES}
+    assert len(images) == 1
+    (image,) = images
+    assert image != "rackem" and ":" in image
+
+
+def test_table_replicas_advertise_their_pod_address(manifests: tuple[Manifest, ...]) -> None:
+    table = pod_spec(by_kind(manifests, "Deployment")["table"])
+    env = {var["name"]: var for var in table["containers"][0]["env"]}
+    assert env["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    assert env["ADVERTISE_ADDR"]["value"] == "$(POD_IP):50052"
+    names = list(env)
+    assert names.index("POD_IP") < names.index("ADVERTISE_ADDR")  # $(VAR) sees earlier vars
+
+
+def test_table_grace_outlasts_the_hand_over(manifests: tuple[Manifest, ...]) -> None:
+    table = pod_spec(by_kind(manifests, "Deployment")["table"])
+    settings = TableSettings()
+    hand_over_s = (settings.stop_grace_ms + settings.lease_ms) / 1000
+    grace = table["terminationGracePeriodSeconds"]
+    assert grace >= 45 and grace > hand_over_s
+    liveness = table["containers"][0]["livenessProbe"]
+    assert liveness["periodSeconds"] * liveness["failureThreshold"] > grace
+
+
+def test_ingress_routes_to_the_gateway_and_keeps_websockets_open(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    ingress = by_kind(manifests, "Ingress")["gateway"]
+    annotations = ingress["metadata"]["annotations"]
+    for timeout in ("proxy-read-timeout", "proxy-send-timeout"):
+        assert int(annotations[f"nginx.ingress.kubernetes.io/{timeout}"]) >= 3600
+    (rule,) = ingress["spec"]["rules"]
+    (path,) = rule["http"]["paths"]
+    assert path["backend"]["service"]["name"] == "gateway"
+    service = by_kind(manifests, "Service")["gateway"]
+    assert path["backend"]["service"]["port"]["name"] in {
+        p["name"] for p in service["spec"]["ports"]
+    }
+
+
+def test_dev_runs_redis_in_the_cluster(render: Render) -> None:
+    manifests = render("dev")
+    assert "redis" in by_kind(manifests, "Deployment")
+    assert "redis" in by_kind(manifests, "Service")
+    for name in ("table", "matchmaker"):
+        assert by_kind(manifests, "ConfigMap")[name]["data"]["REDIS_URL"] == "redis://redis:6379/0"
+
+
+def test_prod_reads_redis_from_a_secret_and_runs_none(render: Render) -> None:
+    manifests = render("prod")
+    assert "redis" not in by_kind(manifests, "Deployment")
+    assert "redis" not in by_kind(manifests, "Service")
+    for name in ("table", "matchmaker"):
+        assert "REDIS_URL" not in by_kind(manifests, "ConfigMap")[name]["data"]
+        container = pod_spec(by_kind(manifests, "Deployment")[name])["containers"][0]
+        env = {var["name"]: var for var in container["env"]}
+        secret = env["REDIS_URL"]["valueFrom"]["secretKeyRef"]
+        assert secret == {"name": "rackem-redis", "key": "url"}
+
+
+def test_prod_autoscales_the_gateway_and_the_bot(render: Render) -> None:
+    manifests = render("prod")
+    autoscalers = by_kind(manifests, "HorizontalPodAutoscaler")
+    targets = {hpa["spec"]["scaleTargetRef"]["name"] for hpa in autoscalers.values()}
+    assert targets == {"gateway", "bot"}
+    deployments = by_kind(manifests, "Deployment")
+    for name in targets:
+        assert "replicas" not in deployments[name]["spec"]  # the HPA owns the count
+        assert autoscalers[name]["spec"]["minReplicas"] >= 2
+    assert deployments["table"]["spec"]["replicas"] >= 2
+
+
+def test_prod_has_a_disruption_budget_for_every_service(render: Render) -> None:
+    manifests = render("prod")
+    budgets = by_kind(manifests, "PodDisruptionBudget").values()
+    covered = set()
+    for name, deployment in by_kind(manifests, "Deployment").items():
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        for budget in budgets:
+            selector = budget["spec"]["selector"]["matchLabels"]
+            if selector.items() <= labels.items():
+                covered.add(name)
+    assert covered >= SERVICES
+
+
+def test_prod_ingress_serves_the_public_host_over_tls(render: Render) -> None:
+    ingress = by_kind(render("prod"), "Ingress")["gateway"]
+    (rule,) = ingress["spec"]["rules"]
+    (tls,) = ingress["spec"]["tls"]
+    assert rule["host"] in tls["hosts"]
+    gateway = by_kind(render("prod"), "ConfigMap")["gateway"]["data"]
+    assert gateway["ALLOWED_ORIGINS"] == f"https://{rule['host']}"
