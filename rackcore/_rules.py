@@ -79,12 +79,15 @@ class Rules:
 
     def to_dict(self, full: bool = False) -> dict[str, Any]:
         """The options as JSON; by default only those that differ from the defaults."""
+        if full:
+            return {name: getattr(self, name) for name, _ in _DEFAULTS}
         out: dict[str, Any] = {"players": self.players}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            default = default_run(self.players) if f.name == "run_to_go_out" else f.default
-            if full or value != default:
-                out[f.name] = value
+        for name, default in _DEFAULTS:
+            value = getattr(self, name)
+            if name == "run_to_go_out":
+                default = default_run(self.players)
+            if value != default:
+                out[name] = value
         return out
 
     @classmethod
@@ -96,3 +99,6 @@ class Rules:
         if unknown:
             raise RulesError(f"unknown rules option: {unknown[0]}")
         return cls(**data)
+
+
+_DEFAULTS: tuple[tuple[str, Any], ...] = tuple((f.name, f.default) for f in fields(Rules))

@@ -75,14 +75,13 @@ class View:
         return legal_for(self.seat, self.phase, self.held_from, bool(self.discard), can_repair)
 
     def to_dict(self) -> dict[str, Any]:
+        """The view as JSON: the fields in order, every tuple a list, the full rules."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "rules":
-                value = value.to_dict(full=True)
-            elif f.name == "rounds":
-                value = [r.to_dict() for r in value]
-            out[f.name] = _plain(value)
+        for name in _FIELDS:
+            value = getattr(self, name)
+            out[name] = _plain(value) if type(value) is tuple else value
+        out["rules"] = self.rules.to_dict(full=True)
+        out["rounds"] = [r.to_dict() for r in self.rounds]
         return out
 
     @classmethod
@@ -101,10 +100,11 @@ class View:
             raise RackError(f"not a view: {exc}") from None
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    return value
+_FIELDS = tuple(f.name for f in fields(View))
+
+
+def _plain(value: tuple[Any, ...]) -> list[Any]:
+    return [_plain(v) if type(v) is tuple else v for v in value]
 
 
 def _tupled(value: Any) -> Any:

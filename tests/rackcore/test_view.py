@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 
 import pytest
@@ -161,3 +162,75 @@ def test_from_dict_refuses_what_is_not_a_view() -> None:
 def test_observe_refuses_a_seat_that_is_not_at_the_table(stacked: Stacked, seat: int) -> None:
     with pytest.raises(RackError):
         observe(stacked(), seat)
+
+
+def test_the_json_shape_of_a_view_is_pinned(stacked: Stacked) -> None:
+    rules = Rules(repair_token=True, visible_center=True)
+    match = stacked(rules, racks={1: [1, 3, 5, 7, 9, 11, 13, 15, 17, 19]}, discard=33, stock=[40])
+    match.apply(Move.draw(1, "discard"))
+    match.apply(Move.place(1, 2))
+    match.apply(Move.draw(0, "stock"))
+    data = observe(match, 0).to_dict()
+    assert list(data) == [f for f in View.__dataclass_fields__]
+    assert data == {
+        "seat": 0,
+        "rules": rules.to_dict(full=True),
+        "round_no": 1,
+        "dealer": 0,
+        "turn": 0,
+        "phase": "resolve",
+        "rack": [20, 2, 18, 4, 16, 6, 14, 8, 12, 10],
+        "held": 40,
+        "held_from": "stock",
+        "discard": [5],
+        "stock_count": 18,
+        "stock_known": None,
+        "recycles": 0,
+        "scores": [0, 0],
+        "rounds": [],
+        "turns_taken": [0, 1],
+        "repair_tokens": [True, True],
+        "center": [16, 9],
+        "last_pickup": [None, 33],
+        "pickups": [[], [33]],
+        "discarded": [[], [5]],
+        "known": [[None] * 10, [None, None, 33, *[None] * 7]],
+        "commitment": None,
+        "moves": 3,
+        "racks": None,
+        "winner": None,
+        "seed": None,
+    }
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _reference_to_dict(view: View) -> dict[str, object]:
+    """The JSON of a view by the plain rule: every tuple becomes a list, at any depth."""
+    out: dict[str, object] = {}
+    for name in View.__dataclass_fields__:
+        value = getattr(view, name)
+        if name == "rules":
+            value = view.rules.to_dict(full=True)
+        elif name == "rounds":
+            value = [r.to_dict() for r in view.rounds]
+        out[name] = _plain(value)
+    return out
+
+
+def test_to_dict_turns_every_tuple_into_a_list_over_a_whole_match() -> None:
+    rules = Rules(players=3, visible_center=True, repair_token=True, target=50, turn_cap=50)
+    match, rnd = Match(rules, SEED), random.Random(5)
+    while match.phase != "match_over":
+        for seat in range(3):
+            view = observe(match, seat)
+            data = view.to_dict()
+            assert data == _reference_to_dict(view)
+            assert list(data) == list(_reference_to_dict(view))
+        legal = match.legal_moves()
+        match.apply(legal[rnd.randrange(len(legal))])
+    assert len(match.rounds) > 1
