@@ -15,6 +15,7 @@ COMMANDS = (
     "rackem.up",
     "rackem.serve",
     "rackem.play",
+    "rackem.tournament",
 )
 
 

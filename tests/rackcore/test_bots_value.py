@@ -1,0 +1,109 @@
+"""The rack value behind the medium and hard bots (rackcore/bots/_value.py, _pool.py, _board.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rackcore import Match, Rules, observe
+from rackcore.bots._board import Board
+from rackcore.bots._pool import Pool
+from rackcore.bots._value import INF, Planner
+
+
+def _pool(n: int, rack: list[int]) -> Pool:
+    return Pool.uniform(n, rack)
+
+
+def test_a_winning_rack_is_worth_zero_turns() -> None:
+    rack = [2, 5, 9, 13, 17, 18, 19, 27, 33, 38]
+    assert Planner(rack, _pool(40, rack), run=3).value() == 0.0
+    assert Planner(rack, _pool(40, rack), run=0).value() == 0.0
+
+
+def test_an_increasing_rack_without_the_run_is_not_done() -> None:
+    rack = [2, 5, 9, 13, 17, 21, 25, 29, 33, 38]
+    assert Planner(rack, _pool(40, rack), run=0).value() == 0.0
+    assert Planner(rack, _pool(40, rack), run=3).value() > 0.0
+
+
+def test_a_card_in_the_right_place_makes_the_rack_better() -> None:
+    rack = [3, 30, 9, 14, 20, 22, 26, 31, 35, 39]  # slot 1 is wrong
+    pool = _pool(40, rack)
+    planner = Planner(rack, pool)
+    assert planner.place_cost(6, 1) < planner.cost  # 6 fits between 3 and 9
+    assert planner.place_cost(33, 1) >= planner.cost  # 33 does not
+    assert planner.place_cost(6, 1) == 0.0  # and it completes the rack
+
+
+def test_a_near_run_is_worth_more_than_scattered_cards() -> None:
+    near = [2, 6, 10, 15, 16, 24, 28, 31, 35, 39]  # 15, 16: one card from a run of 3
+    far = [2, 6, 10, 14, 19, 24, 28, 31, 35, 39]
+    assert Planner(near, _pool(40, near), 3).value() < Planner(far, _pool(40, far), 3).value()
+
+
+def test_cards_nobody_can_draw_make_a_plan_impossible() -> None:
+    rack = [1, 2, 3, 4, 5, 40, 7, 8, 9, 10]
+    weight = [0.0] * 42
+    assert Planner(rack, Pool(40, weight)).cost == INF
+
+
+@pytest.mark.parametrize("run", [0, 3, 4])
+def test_placing_one_card_costs_exactly_what_a_fresh_search_says(run: int) -> None:
+    rng = random.Random(run)
+    for _ in range(15):
+        n = rng.choice([40, 50, 60])
+        deck = list(range(1, n + 1))
+        rng.shuffle(deck)
+        rack = deck[:10] if rng.random() < 0.5 else sorted(deck[:10])
+        weight = [0.0] + [rng.choice([1.0, 1.0, 0.4, 0.0]) for _ in range(n)] + [0.0]
+        for c in rack:
+            weight[c] = 0.0
+        pool = Pool(n, weight)
+        planner = Planner(rack, pool, run)
+        for v in deck[10:15]:
+            for s in range(10):
+                after = [*rack[:s], v, *rack[s + 1 :]]
+                assert planner.place_cost(v, s) == pytest.approx(Planner(after, pool, run).cost)
+
+
+def test_the_pool_weighs_values_between_two_cards() -> None:
+    pool = Pool(5, [0.0, 1.0, 0.5, 0.0, 1.0, 1.0, 0.0])
+    assert pool.between(1, 5) == 1.5
+    assert pool.between(0, 6) == 3.5
+    assert pool.rate(2) == pytest.approx(0.5 / 3.5)
+
+
+def test_a_descending_view_reads_as_an_increasing_one() -> None:
+    match = Match(Rules(players=2, descending=True), bytes(31) + b"\x01")
+    view = observe(match, match.turn)
+    board = Board.of(view)
+    assert board.rack == tuple(41 - c for c in view.rack)
+    assert board.discard == tuple(41 - c for c in view.discard)
+    assert board.run == 3
+
+
+def test_the_unseen_cards_leave_out_everything_this_seat_has_seen() -> None:
+    match = Match(Rules(players=3, visible_center=True), bytes(31) + b"\x02")
+    view = observe(match, match.turn)
+    board = Board.of(view)
+    centers = {c for s, c in enumerate(view.center) if s != view.seat}
+    assert set(board.unseen).isdisjoint(view.rack)
+    assert set(board.unseen).isdisjoint(view.discard)
+    assert set(board.unseen).isdisjoint(centers)
+    assert len(board.unseen) == 50 - 10 - len(view.discard) - len(centers)
+
+
+def test_after_an_open_recycle_the_next_stock_card_is_known() -> None:
+    rules = Rules(players=2, max_recycles=3)
+    match = Match(rules, bytes(31) + b"\x03")
+    while match.recycles == 0:  # draw and throw until the stock turns over
+        match.apply(match.legal_moves()[0])
+        if match.phase == "resolve":
+            match.apply(next(m for m in match.legal_moves() if m.act == "throw"))
+    view = observe(match, match.turn)
+    board = Board.of(view)
+    assert view.stock_known is not None
+    assert board.stock_next == view.stock_known[0]
+    assert board.stock_draws() == (view.stock_known[0],)
