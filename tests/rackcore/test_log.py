@@ -206,7 +206,7 @@ def _malformed_logs() -> list[Any]:
     base = {"format": FORMAT, "rules": {"players": 2}, "seed": SEED.hex(), "moves": []}
     stacked = {"format": FORMAT, "decks": [list(range(1, 41))], "first_dealer": 0, "moves": []}
     cases: list[Any] = [[], "log", None]
-    for change in (
+    changes: tuple[dict[str, Any], ...] = (
         {"format": "rackem-match/2"},
         {"format": None},
         {"rules": {"players": 7}},
@@ -220,14 +220,14 @@ def _malformed_logs() -> list[Any]:
         {"extra": True},
         {"decks": [list(range(1, 41))]},
         {"first_dealer": 0},
-    ):
-        cases.append({**base, **change})
+    )
+    cases += [{**base, **change} for change in changes]
     without_format = dict(base)
     del without_format["format"]
     without_seed = dict(base)
     del without_seed["seed"]
     cases += [without_format, without_seed]
-    for change in (
+    changes = (
         {"rules": {"players": 2, "reshuffle_on_recycle": True}},
         {"decks": [list(range(1, 40))]},
         {"decks": [[*range(1, 40), 39]]},
@@ -236,8 +236,8 @@ def _malformed_logs() -> list[Any]:
         {"decks": "1 2 3"},
         {"first_dealer": 2},
         {"first_dealer": None},
-    ):
-        cases.append({**stacked, **change})
+    )
+    cases += [{**stacked, **change} for change in changes]
     return cases
 
 

@@ -80,7 +80,8 @@ def test_states_that_differ_only_in_hidden_cards_give_a_seat_the_same_view(
     steps = data.draw(st.integers(0, 150), label="steps")
 
     a = Match(rules, decks=[list(first)], dealer=dealer)
-    views, moves, entitled = [observe(a, seat)], [], _entitled(a, seat)
+    views, entitled = [observe(a, seat)], _entitled(a, seat)
+    moves: list[Move] = []
     while len(moves) < steps and a.phase in ("draw", "resolve"):
         move = _pick(a, rnd, stays_in=seat)
         a.apply(move)
