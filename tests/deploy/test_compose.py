@@ -1,0 +1,118 @@
+"""compose.yaml: the whole system on one machine, healthy, the gateway answering the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+if TYPE_CHECKING:
+    from tests.conftest import Engine
+
+ROOT = Path(__file__).resolve().parents[2]
+RACKEM_SERVICES = {"bot", "table-1", "table-2", "matchmaker", "gateway"}
+SERVICES = RACKEM_SERVICES | {"redis"}
+
+
+def test_compose_file_describes_the_stack(compose: list[str]) -> None:
+    rendered = subprocess.run(
+        [*compose, "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "RACKEM_PORT": "8000"},
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    services: dict[str, Any] = json.loads(rendered.stdout)["services"]
+    assert set(services) == SERVICES
+    assert {name for name, service in services.items() if "build" in service} == {"bot"}
+    assert len({services[name]["image"] for name in RACKEM_SERVICES}) == 1
+    for name in SERVICES:
+        service = services[name]
+        assert service["init"] is True
+        assert service["healthcheck"]["test"][0] == "CMD-SHELL"  # podman splits exec form
+        for dependency in service.get("depends_on", {}).values():
+            assert dependency["condition"] == "service_healthy"
+    for name in RACKEM_SERVICES:
+        assert services[name]["command"][0] == "serve"
+        assert services[name]["read_only"] is True
+    for name in ("table-1", "table-2"):
+        environment = services[name]["environment"]
+        assert environment["ADVERTISE_ADDR"] == f"{name}:50052"
+        assert environment["REPLICA_ID"] == name
+        assert "table" in services[name]["networks"]["default"]["aliases"]
+    assert set(services["gateway"]["depends_on"]) == {"matchmaker", "table-1", "table-2"}
+    (published,) = services["gateway"]["ports"]
+    assert (published["target"], published["published"]) == (8000, "8000")
+    assert not any("ports" in services[name] for name in SERVICES - {"gateway"})
+
+
+@dataclass(frozen=True)
+class Stack:
+    command: list[str]
+    env: dict[str, str]
+    port: int
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*self.command, *args], capture_output=True, text=True, timeout=timeout, env=self.env
+        )
+
+    def logs(self) -> str:
+        return self.run("logs", "--no-color", "--tail", "40").stdout
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def stack(container_engine: Engine, compose: list[str]) -> Iterator[Stack]:
+    """A compose project of its own (name, host port); taken down afterwards."""
+    project = f"rackem-test-{secrets.token_hex(3)}"
+    stack = Stack([*compose, "--project-name", project], {**os.environ}, free_port())
+    stack.env["RACKEM_PORT"] = str(stack.port)
+    healthchecks = None
+    if container_engine.podman:  # podman runs no healthchecks by itself
+        healthchecks = subprocess.Popen(
+            [str(ROOT / "scripts" / "containers" / "run-healthchecks"), project],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        yield stack
+    finally:
+        stack.run("down", "--volumes", "--timeout", "10", timeout=300)
+        if healthchecks is not None:
+            os.killpg(healthchecks.pid, signal.SIGTERM)
+            healthchecks.wait(timeout=30)
+
+
+@pytest.mark.containers
+@pytest.mark.timeout(900)
+def test_compose_stack_comes_up_healthy_and_serves_the_host(stack: Stack) -> None:
+    up = stack.run("up", "--build", "--wait", "--wait-timeout", "300", timeout=800)
+    assert up.returncode == 0, f"{up.stderr[-3000:]}\n{stack.logs()}"
+
+    listed = stack.run("ps", "--all", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    containers = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
+    health = {container["Service"]: container["Health"] for container in containers}
+    assert health == dict.fromkeys(SERVICES, "healthy"), stack.logs()
+
+    response = httpx.get(f"http://127.0.0.1:{stack.port}/healthz", timeout=10)
+    assert response.status_code == 200
