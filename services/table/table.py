@@ -24,6 +24,7 @@ from services.common.logs import event
 from services.convert import move_from_pb
 from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
+from services.table.progress import abandon, after_move, cover, deal, seat_kind
 from services.table.store import TableStore
 from services.table.stored import StoredTable, TableMeta, TableState
 from services.table.subscribers import Subscriber
@@ -99,9 +100,7 @@ class Table:
         return self.state.over
 
     def kind(self, seat: int) -> str:
-        if self.meta.seats[seat].bot or self.state.left[seat]:
-            return "bot"
-        return "cover" if self.state.covered[seat] else "human"
+        return seat_kind(self.meta, self.state, seat)
 
     def connected(self) -> tuple[bool, ...]:
         return tuple(seat in self._subs for seat in range(len(self.meta.seats)))
@@ -273,30 +272,18 @@ class Table:
             step = next_step(self.facts(), self.config.timing)
             if step.action in ("done", "wait") or step.at_ms > now:
                 return
-            if step.action == "abandon":
-                self.state.status = "ended"
-                self.state.ended_reason = "abandoned"
-                self.state.deadline_ms = 0
+            if step.action != "bot":
+                if step.action == "abandon":
+                    abandon(self.state)
+                    event(log, "table_abandoned", table=self.table_id, version=self.version)
+                elif step.action == "deal":
+                    deal(self.match, self.meta, self.state, now, self.config.decision_ms)
+                    self.last_change_ms = now
+                else:
+                    cover(self.state, step.seat)
+                    event(log, "seat_covered", table=self.table_id, seat=step.seat)
                 await self._save()
                 self._push(self._views(now))
-                event(log, "table_abandoned", table=self.table_id, version=self.version)
-                return
-            if step.action == "deal":
-                self.match.next_round()
-                self.state.dealt_round = self.match.round_no
-                self.state.continued = [False] * len(self.meta.seats)
-                self.state.continue_deadline_ms = 0
-                self.last_change_ms = now
-                self._set_turn_state(now)
-                await self._save()
-                self._push(self._views(now))
-                return
-            if step.action == "cover":
-                self.state.covered[step.seat] = True
-                self.state.deadline_ms = 0
-                await self._save()
-                self._push(self._views(now))
-                event(log, "seat_covered", table=self.table_id, seat=step.seat)
                 return
             version, seat = self.version, step.seat
             view = observe(self.match, seat)
@@ -357,25 +344,10 @@ class Table:
             return None
         return table_pb2.SubmitMoveReply.FromString(base64.b64decode(encoded))
 
-    def _set_turn_state(self, now: int) -> None:
-        self.state.status = "playing"
-        human = self.kind(self.match.turn) == "human"
-        self.state.deadline_ms = now + self.config.decision_ms if human else 0
-
     def _after_move(self, now: int) -> None:
         self.last_change_ms = now
-        phase = self.match.phase
-        if phase == "match_over":
-            self.state.status = "finished"
-            self.state.ended_reason = "finished"
-            self.state.deadline_ms = 0
-        elif phase == "round_over":
-            self.state.status = "round_over"
-            self.state.deadline_ms = 0
-            self.state.continue_deadline_ms = now + self.config.continue_ms
-            self.state.continued = [False] * len(self.meta.seats)
-        else:
-            self._set_turn_state(now)
+        config = self.config
+        after_move(self.match, self.meta, self.state, now, config.decision_ms, config.continue_ms)
 
     def _connections_changed(self, now: int) -> None:
         humans = any(self.kind(s) != "bot" for s in self._subs)

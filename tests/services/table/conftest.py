@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
-from table_players import fast_settings
 
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.bot.server import Running as BotRunning
 from services.common.registry import MemoryRegistry
 from services.table.server import Running, create_server
 from services.table.store_memory import MemoryStore
+from table.table_players import ServerFactory, fast_settings
 
 
 @pytest.fixture
@@ -29,3 +30,21 @@ async def table_server(bot_server: BotRunning) -> AsyncIterator[Running]:
 async def stub(table_server: Running) -> AsyncIterator[table_pb2_grpc.TableAsyncStub]:
     async with grpc.aio.insecure_channel(table_server.addr) as channel:
         yield table_pb2_grpc.TableStub(channel)
+
+
+@pytest.fixture
+async def start_table_server(bot_server: BotRunning) -> AsyncIterator[ServerFactory]:
+    """Start replicas with ``fast_settings(**overrides)`` (memory store unless given one)."""
+    started: list[Running] = []
+
+    async def start(**overrides: Any) -> Running:
+        deps = {k: overrides.pop(k) for k in ("store", "registry", "bot_addr") if k in overrides}
+        deps.setdefault("bot_addr", bot_server.addr)
+        running = await create_server(fast_settings(**overrides), **deps)
+        started.append(running)
+        return running
+
+    yield start
+    for running in reversed(started):
+        if not running.tables.draining:
+            await running.stop(0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -19,6 +19,7 @@ from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import from_rpc_error
 from services.convert import move_to_pb, view_from_pb, view_to_pb
+from services.table.server import Running
 from services.table.settings import TableSettings
 
 FAST: dict[str, Any] = {
@@ -34,6 +35,9 @@ FAST: dict[str, Any] = {
     "heartbeat_ms": 100,
     "heartbeat_ttl_ms": 600,
 }
+
+
+ServerFactory = Callable[..., Awaitable[Running]]
 
 
 def fast_settings(**overrides: Any) -> TableSettings:
@@ -73,13 +77,15 @@ class SeatPlayer:
         table_id: str,
         token: str,
         seat: int,
-        act: bool = True,
+        plays: bool = True,
+        continues: bool = True,
     ) -> None:
         self.stub = stub
         self.table_id = table_id
         self.token = token
         self.seat = seat
-        self.act = act  # False: only watch
+        self.plays = plays  # False: never move (a human whose clock will run out)
+        self.continues = continues  # False: never press continue at round over
         self.views: list[game_pb2.TableView] = []
         self.refused: list[str] = []
         self._done: set[tuple[int, int, str]] = set()
@@ -91,19 +97,18 @@ class SeatPlayer:
             self.views.append(view)
             if stop is not None and stop(view):
                 return
-            if self.act:
-                await self.answer(view)
+            await self.answer(view)
 
     async def answer(self, tv: game_pb2.TableView) -> None:
         seat_request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
         if tv.status == "round_over" and not tv.continued[self.seat]:
-            await self.stub.Continue(seat_request)
+            if self.continues:
+                await self.stub.Continue(seat_request)
             return
         view = view_from_pb(tv.view)
         key = (tv.version, view.round_no, view.phase)
-        if tv.status != "playing" or not view.my_turn or key in self._done:
+        if not self.plays or tv.status != "playing" or not view.my_turn or key in self._done:
             return
-        self._done.add(key)
         move = choose(view, "medium", seed=tv.version)
         try:
             await self.stub.SubmitMove(
@@ -120,6 +125,7 @@ class SeatPlayer:
             if code != "stale_version":  # a newer view is on its way; answer that one
                 raise
             self.refused.append(code)
+        self._done.add(key)
 
 
 def assert_views_private(

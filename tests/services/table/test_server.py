@@ -12,19 +12,20 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from table_players import (
+
+from rackcore import verify
+from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.bot.server import Running as BotRunning
+from services.common.errors import from_rpc_error
+from services.common.logs import JsonFormatter
+from services.table.server import create_server
+from table.table_players import (
     SeatPlayer,
     assert_views_private,
     create_table,
     fast_settings,
     play_to_the_end,
 )
-
-from rackcore import verify
-from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
-from services.bot.server import Running as BotRunning
-from services.common.logs import JsonFormatter
-from services.table.server import create_server
 
 
 @pytest.mark.parametrize(("humans", "bots"), [(2, 0), (1, 2), (2, 2)])
@@ -99,7 +100,7 @@ async def test_the_record_is_refused_while_the_match_runs(
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await stub.GetRecord(table_pb2.SummaryRequest(table_id=created.table_id))
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    assert dict(caught.value.trailing_metadata() or ())["rackem-error"] == "illegal_move"
+    assert from_rpc_error(caught.value).code == "illegal_move"
 
 
 async def test_an_unknown_table_is_not_found(stub: table_pb2_grpc.TableAsyncStub) -> None:

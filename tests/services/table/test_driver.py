@@ -1,0 +1,139 @@
+"""What a table does by itself: covers a human whose clock ran out, deals, abandons, plays bots."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, TypeAlias
+
+import grpc
+import pytest
+
+from rackcore import verify
+from rackcore.bots import choose
+from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.convert import move_to_pb, view_from_pb
+from table.table_players import SeatPlayer, ServerFactory, create_table, error_code
+
+Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
+
+
+def _views(stub: Stub, table_id: str, token: str) -> Any:
+    return stub.Subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
+
+
+async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
+    start_table_server: ServerFactory,
+) -> None:
+    server = await start_table_server(decision_ms=150, bot_delay_ms=300)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=1, bots=1)
+        tid, token = created.table_id, created.tokens[0]
+        stream = _views(stub, tid, token)
+        seen: list[game_pb2.TableView] = []
+        reply = None
+        async with asyncio.timeout(20):
+            while reply is None:
+                view = await stream.read()
+                seen.append(view)
+                cover_moved = any(v.last_move.by == "cover" for v in seen)
+                covered_turn = (
+                    cover_moved
+                    and view.seats[0].kind == "cover"
+                    and view.status == "playing"
+                    and view.view.turn == 0
+                    and view.view.phase == "draw"
+                )
+                if not covered_turn:
+                    continue
+                move = choose(view_from_pb(view.view), "medium")
+                request = table_pb2.SubmitMoveRequest(
+                    table_id=tid,
+                    token=token,
+                    move=move_to_pb(move),
+                    move_id=f"back-{view.version}",
+                    expected_version=view.version,
+                )
+                try:
+                    reply = await stub.SubmitMove(request)
+                except grpc.aio.AioRpcError as exc:
+                    assert error_code(exc) == "stale_version"  # the cover was quicker
+        stream.cancel()
+    human_turns = [v for v in seen if v.view.turn == 0 and v.seats[0].kind == "human"]
+    assert human_turns and all(v.deadline_ms > 0 for v in human_turns if v.status == "playing")
+    assert any(v.last_move.seat == 0 and v.last_move.by == "cover" for v in seen)
+    assert reply.view.seats[0].kind == "human"
+    assert reply.view.last_move.by == "human" and reply.view.last_move.seat == 0
+    assert reply.view.deadline_ms > 0  # the human's clock runs again for the next decision
+
+
+async def test_the_round_over_screen_waits_for_the_connected_human(
+    start_table_server: ServerFactory,
+) -> None:
+    server = await start_table_server(decision_ms=50, continue_ms=600_000)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=1, bots=1, target=100)
+        watcher = SeatPlayer(stub, created.table_id, created.tokens[0], 0, plays=False)
+        async with asyncio.timeout(20):
+            await watcher.run(stop=lambda view: view.view.round_no == 2)
+    over = [v for v in watcher.views if v.status == "round_over"]
+    assert over[0].continue_deadline_ms > 0 and list(over[0].continued) == [False, False]
+    assert any(list(v.continued) == [True, False] for v in over)
+    assert watcher.views[-1].view.round_no == 2 and watcher.views[-1].status == "playing"
+
+
+async def test_the_next_round_comes_at_the_deadline_without_a_continue(
+    start_table_server: ServerFactory,
+) -> None:
+    server = await start_table_server(decision_ms=50, continue_ms=200)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=1, bots=1, target=100)
+        watcher = SeatPlayer(
+            stub, created.table_id, created.tokens[0], 0, plays=False, continues=False
+        )
+        async with asyncio.timeout(20):
+            await watcher.run(stop=lambda view: view.view.round_no == 2)
+    over = [v for v in watcher.views if v.status == "round_over"]
+    assert over and all(not any(v.continued) for v in over)
+    assert watcher.views[-1].status == "playing"
+
+
+async def test_a_table_without_a_connected_human_is_abandoned(
+    start_table_server: ServerFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="rackem.table")
+    server = await start_table_server(decision_ms=600_000, abandon_ms=200)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=1, bots=1)
+        request = table_pb2.SummaryRequest(table_id=created.table_id)
+        async with asyncio.timeout(20):
+            while (await stub.GetSummary(request)).status != "ended":
+                await asyncio.sleep(0.05)
+        last = [v async for v in _views(stub, created.table_id, created.tokens[0])]
+        assert len(last) == 1 and last[0].ended_reason == "abandoned"
+        record = json.loads((await stub.GetRecord(request)).log_json)
+    assert verify(record) == {**verify(record), "valid": True, "finished": False}
+    records = [r for r in caplog.records if r.getMessage() == "match_record"]
+    assert [getattr(r, "fields", {}).get("reason") for r in records] == ["abandoned"]
+
+
+async def test_bots_fall_back_in_process_when_the_bot_service_is_unreachable(
+    start_table_server: ServerFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="rackem.table")
+    server = await start_table_server(bot_addr="127.0.0.1:1", bot_timeout_ms=500)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=1, bots=2)
+        player = SeatPlayer(stub, created.table_id, created.tokens[0], 0)
+        async with asyncio.timeout(30):
+            await player.run()
+        record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=created.table_id))
+    assert verify(json.loads(record.log_json))["finished"]
+    assert server.bots.fallbacks > 0
+    assert any(r.getMessage() == "bot_fallback" for r in caplog.records)

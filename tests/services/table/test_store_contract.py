@@ -1,0 +1,172 @@
+"""One contract for the table store, run against the memory store and a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services.common.redis_client import connect
+from services.table.store import TableStore
+from services.table.store_memory import MemoryStore
+from services.table.store_redis import RedisStore, keys
+from services.table.stored import SeatMeta, TableMeta, TableState
+
+A, B = "replica-a 10.0.0.1:50052", "replica-b 10.0.0.2:50052"
+LEASE = 5_000
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.containers)])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[TableStore]:
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    client = connect(request.getfixturevalue("redis_url"))
+    yield RedisStore(client)
+    await client.aclose()
+
+
+def _meta(table_id: str | None = None) -> TableMeta:
+    seats = (SeatMeta("Ann", False, "medium", "ab" * 32), SeatMeta("Bot 2", True, "hard", ""))
+    return TableMeta(
+        table_id or f"t{secrets.token_hex(8)}",
+        "K7MX2Q",
+        {"players": 2, "target": 100},
+        secrets.token_hex(32),
+        seats,
+        1_764_000_000_000,
+    )
+
+
+def _move(seat: int = 0) -> dict[str, object]:
+    return {"seat": seat, "act": "draw", "from": "stock", "by": "human"}
+
+
+async def _created(store: TableStore, owner: str = A) -> TableMeta:
+    meta = _meta()
+    assert await store.create(meta, TableState.new(2), owner, LEASE)
+    return meta
+
+
+async def test_a_created_table_loads_back_whole(store: TableStore) -> None:
+    meta = _meta()
+    state = TableState.new(2)
+    state.deadline_ms = 1_764_000_045_000
+    assert await store.create(meta, state, A, LEASE)
+    loaded = await store.load(meta.table_id)
+    assert loaded is not None
+    assert (loaded.meta, loaded.state, loaded.moves) == (meta, state, [])
+    assert await store.holder(meta.table_id) == A
+    assert meta.table_id in await store.live_tables()
+
+
+async def test_a_table_id_is_created_once(store: TableStore) -> None:
+    meta = await _created(store)
+    assert not await store.create(meta, TableState.new(2), B, LEASE)
+    assert await store.holder(meta.table_id) == A
+
+
+async def test_an_unknown_table_loads_as_none(store: TableStore) -> None:
+    assert await store.load(f"t{secrets.token_hex(8)}") is None
+
+
+async def test_moves_append_at_their_index_only(store: TableStore) -> None:
+    meta = await _created(store)
+    state = TableState.new(2)
+    assert await store.append(meta.table_id, A, 0, _move(0), state) == "ok"
+    assert await store.append(meta.table_id, A, 0, _move(1), state) == "conflict"
+    assert await store.append(meta.table_id, A, 2, _move(1), state) == "conflict"
+    state.status = "round_over"
+    assert await store.append(meta.table_id, A, 1, _move(1), state) == "ok"
+    loaded = await store.load(meta.table_id)
+    assert loaded is not None
+    assert loaded.moves == [_move(0), _move(1)] and loaded.state.status == "round_over"
+
+
+async def test_two_appends_of_the_same_move_number_cannot_both_win(store: TableStore) -> None:
+    meta = await _created(store)
+    state = TableState.new(2)
+    results = await asyncio.gather(
+        *(store.append(meta.table_id, A, 0, _move(seat), state) for seat in (0, 1, 0, 1))
+    )
+    assert sorted(results) == ["conflict", "conflict", "conflict", "ok"]
+    loaded = await store.load(meta.table_id)
+    assert loaded is not None and len(loaded.moves) == 1
+
+
+async def test_only_the_lease_holder_writes(store: TableStore) -> None:
+    meta = await _created(store)
+    state = TableState.new(2)
+    state.status = "ended"
+    assert await store.append(meta.table_id, B, 0, _move(), state) == "lost"
+    assert not await store.save_state(meta.table_id, B, state)
+    assert not await store.finish(meta.table_id, B, state, 60_000)
+    loaded = await store.load(meta.table_id)
+    assert loaded is not None and loaded.moves == [] and loaded.state.status == "playing"
+    assert await store.save_state(meta.table_id, A, state)
+    loaded = await store.load(meta.table_id)
+    assert loaded is not None and loaded.state.status == "ended"
+
+
+async def test_a_reply_is_recorded_with_its_move(store: TableStore) -> None:
+    meta = await _created(store)
+    reply = ("0:move-1", "c29tZSByZXBseQ==")
+    assert await store.append(meta.table_id, A, 0, _move(), TableState.new(2), reply) == "ok"
+    assert await store.reply(meta.table_id, "0:move-1") == reply[1]
+    assert await store.reply(meta.table_id, "1:move-1") is None
+
+
+async def test_a_held_lease_is_not_taken_until_released(store: TableStore) -> None:
+    meta = await _created(store)
+    tid = meta.table_id
+    assert await store.acquire(tid, B, LEASE) == A
+    assert await store.acquire(tid, A, LEASE) is None  # the holder extends its own
+    assert await store.renew(tid, A, LEASE)
+    assert not await store.renew(tid, B, LEASE)
+    await store.release(tid, B)  # not B's: nothing happens
+    assert await store.holder(tid) == A
+    await store.release(tid, A)
+    assert await store.holder(tid) is None
+    assert await store.acquire(tid, B, LEASE) is None
+    assert await store.holder(tid) == B
+
+
+async def test_a_lease_that_is_not_renewed_expires(store: TableStore) -> None:
+    meta = await _created(store)
+    assert await store.acquire(meta.table_id, A, 100) is None
+    await asyncio.sleep(0.3)
+    assert await store.holder(meta.table_id) is None
+    assert await store.append(meta.table_id, A, 0, _move(), TableState.new(2)) == "lost"
+    assert not await store.renew(meta.table_id, A, LEASE)
+    assert await store.acquire(meta.table_id, B, LEASE) is None
+
+
+async def test_a_finished_table_stays_readable_then_expires(store: TableStore) -> None:
+    meta = await _created(store)
+    await store.append(meta.table_id, A, 0, _move(), TableState.new(2))
+    state = TableState.new(2)
+    state.status, state.ended_reason = "finished", "finished"
+    assert await store.finish(meta.table_id, A, state, 300)
+    assert await store.holder(meta.table_id) is None
+    assert meta.table_id not in await store.live_tables()
+    loaded = await store.load(meta.table_id)
+    assert loaded is not None and loaded.state.over and len(loaded.moves) == 1
+    await asyncio.sleep(0.5)
+    assert await store.load(meta.table_id) is None
+
+
+async def test_a_forgotten_table_is_no_longer_live(store: TableStore) -> None:
+    meta = await _created(store)
+    await store.forget(meta.table_id)
+    assert meta.table_id not in await store.live_tables()
+    assert await store.load(meta.table_id) is not None
+
+
+def test_redis_keys_share_one_cluster_slot_per_table() -> None:
+    names = keys("t0123456789abcdef")
+    assert names == [
+        f"rackem:{{t:t0123456789abcdef}}:{part}"
+        for part in ("meta", "log", "state", "replies", "lease")
+    ]

@@ -1,0 +1,121 @@
+"""Several replicas over one store: routing to the owner, hand-over on stop, the sweeper."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import grpc
+
+from rackcore import verify
+from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.errors import from_rpc_error
+from services.common.registry import MemoryRegistry
+from services.table.store_memory import MemoryStore
+from table.table_players import SeatPlayer, ServerFactory, create_table, error_code, play_to_the_end
+
+
+async def test_a_replica_that_does_not_own_a_table_names_its_owner(
+    start_table_server: ServerFactory,
+) -> None:
+    store, registry = MemoryStore(), MemoryRegistry()
+    owner = await start_table_server(store=store, registry=registry)
+    other = await start_table_server(store=store, registry=registry)
+    async with (
+        grpc.aio.insecure_channel(owner.addr) as a,
+        grpc.aio.insecure_channel(other.addr) as b,
+    ):
+        created = await create_table(table_pb2_grpc.TableStub(a), humans=1, bots=1)
+        assert created.replica == owner.addr
+        try:
+            await table_pb2_grpc.TableStub(b).GetSummary(
+                table_pb2.SummaryRequest(table_id=created.table_id)
+            )
+        except grpc.aio.AioRpcError as exc:
+            err = from_rpc_error(exc)
+            assert exc.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert (err.code, err.owner) == ("wrong_replica", owner.addr)
+        else:
+            raise AssertionError("the other replica served a table it does not own")
+
+
+async def test_a_stopping_replica_hands_its_tables_over_and_no_match_ends(
+    start_table_server: ServerFactory,
+) -> None:
+    store, registry = MemoryStore(), MemoryRegistry()
+    first = await start_table_server(store=store, registry=registry)
+    second = await start_table_server(store=store, registry=registry)
+    async with (
+        grpc.aio.insecure_channel(first.addr) as a,
+        grpc.aio.insecure_channel(second.addr) as b,
+    ):
+        stub_a, stub_b = table_pb2_grpc.TableStub(a), table_pb2_grpc.TableStub(b)
+        created = await create_table(stub_a, humans=2, bots=0)
+        tid = created.table_id
+        players = [SeatPlayer(stub_a, tid, created.tokens[s], s) for s in range(2)]
+        playing = [asyncio.create_task(p.run()) for p in players]
+        async with asyncio.timeout(20):
+            while max((v.version for p in players for v in p.views), default=0) < 10:
+                await asyncio.sleep(0.005)
+        await first.stop(1)  # in-flight calls finish; streams end with shutting_down
+        for outcome in await asyncio.gather(*playing, return_exceptions=True):
+            assert isinstance(outcome, grpc.aio.AioRpcError)
+            assert error_code(outcome) in ("shutting_down", "unavailable")
+        version = max(v.version for p in players for v in p.views)
+        assert any(r.id == second.tables.replica_id for r in await registry.live())
+        assert all(r.id != first.tables.replica_id for r in await registry.live())
+        for player in players:  # the gateways subscribe again, through the other replica
+            player.stub = stub_b
+        await play_to_the_end(players)
+        record = await stub_b.GetRecord(table_pb2.SummaryRequest(table_id=tid))
+    log = json.loads(record.log_json)
+    assert verify(log)["finished"] and len(log["moves"]) > version
+    assert all(p.views[-1].ended_reason == "finished" for p in players)
+
+
+async def test_the_sweeper_adopts_a_table_nobody_asks_for(
+    start_table_server: ServerFactory,
+) -> None:
+    store, registry = MemoryStore(), MemoryRegistry()
+    first = await start_table_server(store=store, registry=registry, decision_ms=600_000)
+    second = await start_table_server(store=store, registry=registry, decision_ms=600_000)
+    async with grpc.aio.insecure_channel(first.addr) as a:
+        created = await create_table(table_pb2_grpc.TableStub(a), humans=1, bots=1)
+    table = first.tables.live[created.table_id]
+    async with asyncio.timeout(10):  # the bot moves at once; then the human's clock runs long
+        while table.match.turn != 0:
+            await asyncio.sleep(0.01)
+    await first.stop(0)
+    version, state = table.version, table.state.to_json()  # as handed over
+    async with asyncio.timeout(10):
+        while created.table_id not in second.tables.live:
+            await asyncio.sleep(0.02)
+    adopted = second.tables.live[created.table_id]
+    assert adopted.version == version and adopted.state.to_json() == state
+    assert await store.holder(created.table_id) == second.tables.config.owner
+
+
+async def test_a_move_id_counts_once_across_a_hand_over(start_table_server: ServerFactory) -> None:
+    store, registry = MemoryStore(), MemoryRegistry()
+    first = await start_table_server(store=store, registry=registry)
+    second = await start_table_server(store=store, registry=registry)
+    async with (
+        grpc.aio.insecure_channel(first.addr) as a,
+        grpc.aio.insecure_channel(second.addr) as b,
+    ):
+        stub_a, stub_b = table_pb2_grpc.TableStub(a), table_pb2_grpc.TableStub(b)
+        created = await create_table(stub_a, humans=2, bots=0)
+        mover = first.tables.live[created.table_id].match.turn
+        request = table_pb2.SubmitMoveRequest(
+            table_id=created.table_id,
+            token=created.tokens[mover],
+            move=game_pb2.Move(act="draw", source="stock"),
+            move_id="only-once",
+            expected_version=0,
+        )
+        earlier = await stub_a.SubmitMove(request)
+        await first.stop(0)
+        again = await stub_b.SubmitMove(request)
+        assert again == earlier and again.version == 1
+        summary = await stub_b.GetSummary(table_pb2.SummaryRequest(table_id=created.table_id))
+        assert summary.version == 1 and summary.replica == second.addr
