@@ -215,6 +215,22 @@ class Client:
             raise ConnectionLost(self.close_code)
         return self.latest_view
 
+    async def wait_view(
+        self, predicate: Callable[[Message], bool], timeout: float = 30.0
+    ) -> Message:
+        """The newest view, once it satisfies ``predicate`` (the current one counts)."""
+
+        def ready() -> bool:
+            view = self.latest_view
+            return (view is not None and predicate(view)) or self.closed
+
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(ready)
+        view = self.latest_view
+        if view is None or not predicate(view):
+            raise ConnectionLost(self.close_code)
+        return view
+
     # -- commands ------------------------------------------------------------------------
 
     async def quick_match(self, name: str, players: int = 2) -> Message:

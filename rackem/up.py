@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 import webbrowser
 from collections.abc import Mapping
@@ -140,6 +141,7 @@ async def up(host: str, port: int, redis_url: str | None, *, browser: bool = Fal
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
+        _check_free(host, port)  # before starting anything else
         system = await start(host, port, redis_url)
     except OSError as exc:
         print(f"rackem up: cannot start: {exc.strerror or exc}", file=sys.stderr)
@@ -152,6 +154,15 @@ async def up(host: str, port: int, redis_url: str | None, *, browser: bool = Fal
     await system.stop()
     print("rackem: stopped", flush=True)
     return 0
+
+
+def _check_free(host: str, port: int) -> None:
+    """Raise ``OSError`` if ``host:port`` cannot be listened on."""
+    if port:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
 
 
 class _Graceful:
