@@ -1,0 +1,38 @@
+"""One whole system per test module: every service its own process, on a real Redis."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from .stack import Stack
+
+# Short clocks so that covering a silent seat happens within a test; bots move at once.
+SETTINGS = {
+    "DECISION_MS": "2500",
+    "BOT_DELAY_MS": "0",
+    "CONTINUE_MS": "1000",
+    "FILL_MS": "1500",
+    "FILL_LONE_MS": "3000",
+    # Test clients move as fast as the server answers, far faster than people.
+    "MSG_RATE": "200",
+    "MSG_BURST": "400",
+}
+
+
+@pytest.fixture(scope="module")
+def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    workdir: Path = tmp_path_factory.mktemp("stack")
+    # Each module's system starts from an empty Redis: no open tables of a stopped system.
+    with redis.Redis.from_url(redis_url) as client:
+        client.flushall()
+    system = Stack(workdir, redis_url, SETTINGS)
+    system.build(tables=1)
+    try:
+        system.start()
+        yield system
+    finally:
+        system.stop()
