@@ -64,7 +64,11 @@ class TableStore(Protocol):
         ...
 
     async def live_tables(self) -> list[str]:
-        """Ids of tables not yet finished (the sweeper adopts those without a lease)."""
+        """Ids of tables not yet finished."""
+        ...
+
+    async def orphans(self) -> list[str]:
+        """Ids of tables not yet finished whose lease nobody holds (the sweeper adopts them)."""
         ...
 
     async def forget(self, table_id: str) -> None:

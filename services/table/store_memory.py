@@ -133,5 +133,8 @@ class MemoryStore:
     async def live_tables(self) -> list[str]:
         return sorted(self._live)
 
+    async def orphans(self) -> list[str]:
+        return sorted(t for t in self._live if self._lease(t) is None)
+
     async def forget(self, table_id: str) -> None:
         self._live.discard(table_id)

@@ -156,5 +156,15 @@ class RedisStore:
         members = await self._redis.smembers(LIVE)
         return sorted(str(m) for m in members)
 
+    async def orphans(self) -> list[str]:
+        ids = await self.live_tables()
+        if not ids:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for table_id in ids:
+                pipe.exists(keys(table_id)[4])
+            held = await pipe.execute()
+        return [t for t, lease in zip(ids, held, strict=True) if not lease]
+
     async def forget(self, table_id: str) -> None:
         await self._redis.srem(LIVE, table_id)

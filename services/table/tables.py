@@ -115,10 +115,8 @@ class Tables:
     async def _sweep(self) -> None:
         if self.draining:
             return
-        for table_id in await self.store.live_tables():
+        for table_id in await self.store.orphans():
             if table_id in self.live or table_id in self._pending:
-                continue
-            if await self.store.holder(table_id) is not None:
                 continue
             with contextlib.suppress(ServiceError):  # another replica was quicker, or it is gone
                 await self._get(table_id, sweeping=True)

@@ -157,6 +157,15 @@ async def test_a_finished_table_stays_readable_then_expires(store: TableStore) -
     assert await store.load(meta.table_id) is None
 
 
+async def test_orphans_are_live_tables_without_a_lease(store: TableStore) -> None:
+    held, free = await _created(store), await _created(store)
+    await store.release(free.table_id, A)
+    orphans = await store.orphans()
+    assert free.table_id in orphans and held.table_id not in orphans
+    await store.forget(free.table_id)
+    assert free.table_id not in await store.orphans()
+
+
 async def test_a_forgotten_table_is_no_longer_live(store: TableStore) -> None:
     meta = await _created(store)
     await store.forget(meta.table_id)
