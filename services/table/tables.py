@@ -17,7 +17,7 @@ import re
 import secrets
 from collections.abc import Awaitable, Callable
 
-from rackcore import Match, RulesError
+from rackcore import Match, RulesError, commitment
 from rackcore.bots import LEVELS
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError
@@ -170,7 +170,7 @@ class Tables:
         if not await self.store.create(
             meta, table.state, self.config.owner, self.settings.lease_ms
         ):
-            raise ServiceError("bad_request", "that table id is already in use")
+            return await self._created_before(meta, any(tokens))
         self._serve(table)
         bots = sum(s.bot for s in seats)
         event(log, "table_created", table=table_id, players=rules.players, bots=bots)
@@ -179,6 +179,35 @@ class Tables:
             tokens=tokens,
             commitment=match.commitment or "",
             replica=self.config.replica,
+        )
+
+    async def _created_before(
+        self, meta: TableMeta, made_tokens: bool
+    ) -> table_pb2.CreateTableReply:
+        """A repeated CreateTable (its reply was lost): the same table again, once more.
+
+        Only a table whose tokens all came with the request can be answered twice: a
+        token the table made is never given out again.
+        """
+        stored = await self.store.load(meta.table_id)
+        same = stored is not None and (stored.meta.code, stored.meta.rules, stored.meta.seats) == (
+            meta.code,
+            meta.rules,
+            meta.seats,
+        )
+        if stored is None or not same or made_tokens:
+            raise ServiceError("bad_request", "that table id is already in use")
+        replica = self.config.replica
+        holder = await self.store.holder(meta.table_id)
+        if holder is not None:
+            replica = parse_owner(holder)[1] or replica
+        elif not stored.state.over:
+            replica = (await self.get(meta.table_id)).config.replica
+        return table_pb2.CreateTableReply(
+            table_id=meta.table_id,
+            tokens=[""] * len(meta.seats),
+            commitment=commitment(bytes.fromhex(stored.meta.seed)),
+            replica=replica,
         )
 
     # -- finding ------------------------------------------------------------------------

@@ -282,3 +282,14 @@ async def test_a_seat_created_with_a_token_hash_is_held_by_that_token(stub: Stub
     assert list(created.tokens) == ["", ""]
     view = await _first_view(stub, created.table_id, token)
     assert view.view.seat == 0 and view.seats[0].name == "Ann"
+
+
+async def test_a_repeated_create_answers_the_same_table_again(stub: Stub) -> None:
+    digest = hashlib.sha256(b"cd" * 16).hexdigest()
+    seats = [table_pb2.SeatSpec(name="Ann", token_hash=digest), table_pb2.SeatSpec(bot=True)]
+    request = table_pb2.CreateTableRequest(table_id="t-again", code="K7MX2Q", seats=seats)
+    first = await stub.CreateTable(request)
+    again = await stub.CreateTable(request)
+    assert again == first
+    other = table_pb2.CreateTableRequest(table_id="t-again", code="OTHER1", seats=seats)
+    assert (await _refused(stub.CreateTable(other)))[1] == "bad_request"

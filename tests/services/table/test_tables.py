@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 
 import grpc
@@ -119,3 +120,24 @@ async def test_a_move_id_counts_once_across_a_hand_over(start_table_server: Serv
         assert again == earlier and again.version == 1
         summary = await stub_b.GetSummary(table_pb2.SummaryRequest(table_id=created.table_id))
         assert summary.version == 1 and summary.replica == second.addr
+
+
+async def test_a_create_repeated_at_another_replica_names_the_owner(
+    start_table_server: ServerFactory,
+) -> None:
+    store, registry = MemoryStore(), MemoryRegistry()
+    owner = await start_table_server(store=store, registry=registry)
+    other = await start_table_server(store=store, registry=registry)
+    digest = hashlib.sha256(b"ef" * 16).hexdigest()
+    request = table_pb2.CreateTableRequest(
+        table_id="t-placed",
+        seats=[table_pb2.SeatSpec(name="Ann", token_hash=digest), table_pb2.SeatSpec(bot=True)],
+    )
+    async with (
+        grpc.aio.insecure_channel(owner.addr) as a,
+        grpc.aio.insecure_channel(other.addr) as b,
+    ):
+        first = await table_pb2_grpc.TableStub(a).CreateTable(request)
+        again = await table_pb2_grpc.TableStub(b).CreateTable(request)
+    assert again == first and again.replica == owner.addr
+    assert "t-placed" not in other.tables.live
