@@ -20,6 +20,7 @@ from starlette.websockets import WebSocket
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
 from services.gateway.hub import Hub
+from services.gateway.limits import client_key
 from services.gateway.origins import origin_allowed
 from services.gateway.session import POLICY, Session
 from services.gateway.settings import GatewaySettings
@@ -62,7 +63,7 @@ def create_app(settings: GatewaySettings) -> Starlette:
             await ws.close(POLICY if hub.accepting else GOING_AWAY)
             return
         await ws.accept()
-        await Session(hub, ws, ws.client.host if ws.client else "").run()
+        await Session(hub, ws, client_key(ws.client.host) if ws.client else "").run()
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})

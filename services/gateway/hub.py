@@ -62,10 +62,9 @@ class Hub:
         self.metrics.connections_total.inc()
 
     def leave(self, member: Member) -> None:
+        """``member`` is gone (it released its token, if it held one)."""
         self._members.discard(member)
         self.metrics.connections.dec()
-        for token in [t for t, m in self._tokens.items() if m is member]:
-            del self._tokens[token]
 
     def claim(self, token: str, member: Member) -> None:
         """``member`` now holds the seat of ``token``; an older local holder is told and closed."""

@@ -6,11 +6,12 @@ logged or stored.
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections import deque
 from collections.abc import Callable
 
-__all__ = ["AbuseCounter", "GameLimiter", "TokenBucket"]
+__all__ = ["AbuseCounter", "GameLimiter", "TokenBucket", "client_key"]
 
 Clock = Callable[[], float]
 
@@ -85,3 +86,17 @@ class GameLimiter:
 
     def __len__(self) -> int:
         return len(self._starts)
+
+
+def client_key(host: str) -> str:
+    """The key a client address is limited by: an IPv4 address, or an IPv6 address's /64
+    (one household or host usually holds a whole /64)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)

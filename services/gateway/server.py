@@ -90,8 +90,10 @@ async def create_server(settings: GatewaySettings) -> Running:
         port=settings.port,
         ws="wsproto",
         ws_max_size=settings.ws_max_size,
+        ws_per_message_deflate=settings.ws_compression,
         lifespan="on",
         log_config=None,
+        log_level="warning",  # uvicorn logs client addresses at info; we never log them
         access_log=False,
         proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,

@@ -50,7 +50,7 @@ class Session:
         s = hub.settings
         self.hub = hub
         self.ws = ws
-        self.address = address  # for the game limiter only; never logged
+        self.address = address  # for the game limiter only (limits.client_key); never logged
         self.seat: Seat | None = None
         self._outbox: asyncio.Queue[str | int] = asyncio.Queue(maxsize=s.outbound_queue)
         self._bucket = TokenBucket(s.msg_rate, s.msg_burst)
@@ -61,17 +61,6 @@ class Session:
         self._sender: asyncio.Task[None] | None = None
         self._follow: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
-        self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            "quick_match": self._quick_match,
-            "create_table": self._create_table,
-            "join": self._join,
-            "start": self._start,
-            "move": self._move,
-            "continue": self._continue,
-            "leave": self._leave,
-            "resume": self._resume,
-            "ping": self._ping,
-        }
 
     # -- the connection ------------------------------------------------------------------
 
@@ -93,6 +82,7 @@ class Session:
             if self._hard and self._closing is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self.ws.close(self._closing), timeout=1.0)
+            self._unbind()
             self.hub.leave(self)
             self._done.set()
 
@@ -163,7 +153,7 @@ class Session:
             elif not self._greeted:
                 raise ProtocolError("hello_first", "say hello first")
             else:
-                await self._handlers[kind](message)
+                await _HANDLERS[kind](self, message)
         except ProtocolError as err:
             self._refuse(err)
         except ServiceError as err:
@@ -378,3 +368,16 @@ class Session:
         if "t" in message:
             reply["t"] = message["t"]
         self.push(reply)
+
+
+_HANDLERS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
+    "quick_match": Session._quick_match,
+    "create_table": Session._create_table,
+    "join": Session._join,
+    "start": Session._start,
+    "move": Session._move,
+    "continue": Session._continue,
+    "leave": Session._leave,
+    "resume": Session._resume,
+    "ping": Session._ping,
+}

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from services.gateway.limits import AbuseCounter, GameLimiter, TokenBucket
+from services.gateway.limits import AbuseCounter, GameLimiter, TokenBucket, client_key
 
 
 class Clock:
@@ -59,3 +59,12 @@ def test_a_limit_of_zero_means_no_limit() -> None:
     games = GameLimiter(limit=0, window=60.0)
     assert all(games.allow("a") for _ in range(1000))
     assert len(games) == 0
+
+
+def test_clients_are_limited_by_ipv4_address_or_ipv6_slash_64() -> None:
+    assert client_key("203.0.113.7") == "203.0.113.7"
+    assert client_key("2001:db8:1:2:3:4:5:6") == client_key("2001:db8:1:2:ffff::1")
+    assert client_key("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert client_key("2001:db8:1:3::1") != client_key("2001:db8:1:2::1")
+    assert client_key("::ffff:203.0.113.7") == "203.0.113.7"
+    assert client_key("testclient") == "testclient"

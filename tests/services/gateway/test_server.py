@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -12,7 +13,7 @@ import sys
 import pytest
 
 from rackem.client import Client, ConnectionLost
-from services.gateway.server import create_server
+from services.gateway.server import _listen, create_server
 
 from .conftest import NOWHERE, StartGateway, settings, ws_url
 
@@ -59,3 +60,21 @@ def test_main_serves_until_sigterm_and_exits_cleanly() -> None:
         assert proc.wait(timeout=10) == 0
     events = [json.loads(line)["event"] for line in rest.splitlines()]
     assert events[-1] == "stopped"
+
+
+async def test_accepted_connections_have_nagles_algorithm_off() -> None:
+    """Small frames written back to back (a view, then ``moved``) must not wait for an ACK."""
+    sock = _listen("127.0.0.1", 0, 8)
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            peer = transport.get_extra_info("socket")
+            accepted.set_result(peer.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+    async with server:
+        _, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
+        assert await accepted == 1
+        writer.close()

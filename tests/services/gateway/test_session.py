@@ -62,6 +62,14 @@ async def test_bad_frames_are_refused_and_the_connection_stays_open(gateway: Run
         assert (await client.ping())["type"] == "pong"
 
 
+async def test_a_frame_too_big_to_read_closes_the_connection_with_1009(gateway: Running) -> None:
+    async with Client(ws_url(gateway)) as client:
+        await client.send_raw(json.dumps({"type": "ping", "pad": "x" * 70_000}))
+        with pytest.raises(ConnectionLost) as lost:
+            await client.recv(timeout=5)
+        assert lost.value.code == 1009
+
+
 async def test_unknown_types_and_bad_fields_are_bad_requests(gateway: Running) -> None:
     async with Client(ws_url(gateway)) as client:
         frames = [
