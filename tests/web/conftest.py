@@ -83,7 +83,7 @@ def server_url() -> Iterator[str]:
     env = {
         **os.environ,
         "BOT_DELAY_MS": "120",  # bots move quickly: whole matches in seconds
-        "CONTINUE_MS": "15000",
+        "GAMES_PER_IP": "0",  # every test starts games from 127.0.0.1
         "LOG_LEVEL": "WARNING",
     }
     with tempfile.TemporaryDirectory() as tmp:

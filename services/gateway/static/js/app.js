@@ -593,4 +593,4 @@ if ("serviceWorker" in navigator && window.isSecureContext) {
 }
 
 // A handle for tests and curious players: read-only state.
-Object.defineProperty(window, "rackem", { value: { state }, writable: false });
+Object.defineProperty(window, "rackem", { value: Object.freeze({ state, conn }), writable: false });

@@ -4,16 +4,22 @@
 
 import { loadPrefs, updatePrefs } from "./store.js";
 
+const touch = () => globalThis.matchMedia && matchMedia("(pointer: coarse)").matches;
+
 export const HINTS = {
   marks: (r) =>
     `The marks 5 to 50 are slot positions, not card values: any card can go in any slot. ` +
     `Aim for numbers that ${r.descending ? "go down" : "go up"} from slot 5 to slot 50.`,
-  draw: () => "Your turn: draw from the stock (tap it, or press S) or take the top of the discard pile (D).",
+  draw: () =>
+    touch()
+      ? "Your turn: tap the stock to draw, or tap the discard pile to take its top card."
+      : "Your turn: draw from the stock (click it, or press S) or take the top of the discard pile (D).",
   place: () =>
-    "Tap a slot (or press 1–0) to put your card there; the card in that slot goes to the discard pile. " +
-    "Cards never move between slots, so pick the slot with care.",
+    `${touch() ? "Tap a slot" : "Click a slot (or press 1–0)"} to put your card there; the card in that slot ` +
+    "goes to the discard pile. Cards never move between slots, so pick the slot with care.",
   discard: () => "A card taken from the discard pile must be placed in your rack — it cannot be thrown back.",
-  throw: () => "Don't want a card from the stock? Throw it (T) onto the discard pile and your rack stays as it is.",
+  throw: () =>
+    `Don't want a card from the stock? Throw it${touch() ? "" : " (T)"} onto the discard pile and your rack stays as it is.`,
   run: (r) => `To go out you also need a run of ${r.run_to_go_out} consecutive numbers side by side, like 18, 19, 20.`,
 };
 

@@ -34,6 +34,11 @@ export function initHome(handlers) {
     form.dispatchEvent(new Event("change"));
   });
   $("name").addEventListener("change", () => updatePrefs({ name: $("name").value.trim() }));
+  // Enter in the name field leads on to New game, or Join when a code is filled in.
+  $("name-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (checkName()) $(normalCode($("join-code").value).length === 6 ? "btn-join" : "btn-new-game").focus();
+  });
 
   const submit = (kind) => (event) => {
     event.preventDefault();

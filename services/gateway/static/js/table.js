@@ -30,12 +30,18 @@ export function clockText(ms) {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+function badge(cls, long, short, title) {
+  return el("span", { class: `badge ${cls}`, title }, el("span", { class: "long" }, long), el("span", { class: "short", "aria-hidden": "true" }, short));
+}
+
 function kindBadge(s) {
   if (!s) return null;
-  if (s.left) return el("span", { class: "badge bot", title: "Left; a computer player took the seat" }, "left · computer");
-  if (s.kind === "bot") return el("span", { class: "badge bot" }, s.level ? `computer · ${s.level}` : "computer");
-  if (s.kind === "cover") return el("span", { class: "badge cover", title: "The clock ran out; the computer plays until this player acts" }, "computer covering");
-  if (!s.connected) return el("span", { class: "badge off" }, "offline");
+  if (s.left) return badge("bot", "left · computer", "cpu", "Left the table; a computer player took the seat");
+  if (s.kind === "bot") return badge("bot", s.level ? `computer · ${s.level}` : "computer", "cpu", "A computer player");
+  if (s.kind === "cover") {
+    return badge("cover", "computer covering", "cpu", "The clock ran out; the computer plays until this player acts");
+  }
+  if (!s.connected) return badge("off", "offline", "off", "Not connected; the seat waits for them");
   return null;
 }
 
@@ -103,9 +109,14 @@ export class TableScreen {
     info.hidden = false;
     info.replaceChildren(
       el("span", {}, "Round ", el("b", {}, v.round_no)),
-      tv.code ? el("span", { class: "code-info" }, "Table ", el("b", {}, tv.code)) : null,
+      tv.code ? el("span", { class: "code-info" }, el("span", { class: "lbl" }, "Table "), el("b", {}, tv.code)) : null,
       v.commitment
-        ? el("span", { title: `Commitment (SHA-256 of the seed): ${v.commitment}` }, "Deal ", el("b", {}, `${v.commitment.slice(0, 8)}…`))
+        ? el(
+            "span",
+            { class: "deal-info", title: `Commitment (SHA-256 of the seed): ${v.commitment}` },
+            "Deal ",
+            el("b", {}, `${v.commitment.slice(0, 8)}…`),
+          )
         : null,
     );
   }
