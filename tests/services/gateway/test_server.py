@@ -35,7 +35,7 @@ async def test_a_port_in_use_is_an_error_at_start() -> None:
             await create_server(settings(port=port))
 
 
-def test_main_serves_until_sigterm_and_exits_cleanly() -> None:
+def test_rackem_serve_gateway_serves_until_sigterm_and_exits_cleanly() -> None:
     env = {
         **os.environ,
         "HOST": "127.0.0.1",
@@ -43,10 +43,8 @@ def test_main_serves_until_sigterm_and_exits_cleanly() -> None:
         "MATCHMAKER_ADDR": NOWHERE,
         "TABLE_ADDR": NOWHERE,
     }
-    code = "from services.gateway.server import main; main()"
-    with subprocess.Popen(
-        [sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True
-    ) as proc:
+    command = [sys.executable, "-m", "rackem.cli", "serve", "gateway"]
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stderr is not None
         for line in proc.stderr:
             record = json.loads(line)
