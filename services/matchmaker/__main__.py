@@ -1,0 +1,7 @@
+"""``python -m services.matchmaker``: run the matchmaker from environment settings."""
+
+from __future__ import annotations
+
+from services.matchmaker.server import main
+
+main()

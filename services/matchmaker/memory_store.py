@@ -1,0 +1,326 @@
+"""The store in process memory, for ``rackem up`` without Redis (one matchmaker process).
+
+Each method mirrors one Lua script of ``lua.py`` step by step, on the same field layout
+(``records.py``). Methods never await in the middle of a change, so under asyncio each
+is atomic. Keys expire like their Redis counterparts, by the wall clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from services.common.errors import ServiceError
+from services.matchmaker.records import (
+    NewTable,
+    Placed,
+    Sitter,
+    TableRecord,
+    Timings,
+    new_fields,
+)
+from services.matchmaker.store import ReleaseMode
+
+__all__ = ["MemoryStore"]
+
+_SWEEP_EVERY_MS = 10_000
+
+
+def _wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class MemoryStore:
+    def __init__(self, clock: Callable[[], int] = _wall_ms) -> None:
+        self._clock = clock
+        self._tables: dict[str, dict[str, str]] = {}
+        self._queues: dict[str, dict[str, int]] = {}  # players → table id → created
+        self._due: dict[str, int] = {}  # table id → when
+        self._codes: dict[str, str] = {}
+        self._tokens: dict[str, str] = {}  # token hash → "table-id seat"
+        self._expiry: dict[tuple[str, str], int] = {}
+        self._subscribers: set[asyncio.Queue[str]] = set()
+        self._swept = 0
+
+    # -- keyspace with expiry -------------------------------------------------------------
+
+    def _space(self, kind: str) -> dict[str, dict[str, str]] | dict[str, str]:
+        if kind == "t":
+            return self._tables
+        return self._codes if kind == "code" else self._tokens
+
+    def _alive(self, kind: str, key: str) -> bool:
+        expires = self._expiry.get((kind, key))
+        if expires is not None and expires <= self._clock():
+            self._space(kind).pop(key, None)
+            del self._expiry[(kind, key)]
+        return key in self._space(kind)
+
+    def _expire(self, kind: str, key: str, ttl_ms: int) -> None:
+        if key in self._space(kind):
+            self._expiry[(kind, key)] = self._clock() + ttl_ms
+
+    def _delete(self, kind: str, key: str) -> None:
+        self._space(kind).pop(key, None)
+        self._expiry.pop((kind, key), None)
+
+    def _sweep(self) -> None:
+        now = self._clock()
+        if now - self._swept < _SWEEP_EVERY_MS:
+            return
+        self._swept = now
+        for kind, key in [k for k, expires in self._expiry.items() if expires <= now]:
+            self._alive(kind, key)
+
+    def _table(self, table_id: str) -> dict[str, str] | None:
+        return self._tables[table_id] if self._alive("t", table_id) else None
+
+    # -- helpers the scripts share ----------------------------------------------------------
+
+    def _bump(self, table_id: str) -> None:
+        fields = self._tables[table_id]
+        fields["ver"] = str(int(fields["ver"]) + 1)
+        for queue in self._subscribers:
+            queue.put_nowait(table_id)
+
+    @staticmethod
+    def _free_seat(fields: dict[str, str]) -> int:
+        for i in range(int(fields["players"])):
+            if not fields.get(f"n{i}"):
+                return i
+        return -1
+
+    def _seat_token(self, token_hash: str, table_id: str, seat: int, ttl_ms: int) -> None:
+        self._tokens[token_hash] = f"{table_id} {seat}"
+        self._expire("tok", token_hash, ttl_ms)
+
+    def _take(self, table_id: str, owner: str, now_ms: int, claim_ms: int) -> None:
+        fields = self._tables[table_id]
+        fields["status"] = "starting"
+        fields["owner"] = owner
+        self._due[table_id] = now_ms + claim_ms
+        self._queues.get(fields["players"], {}).pop(table_id, None)
+
+    def _close(self, table_id: str, done_ttl_ms: int) -> None:
+        fields = self._tables[table_id]
+        fields["status"] = "closed"
+        fields["owner"] = ""
+        self._due.pop(table_id, None)
+        self._queues.get(fields["players"], {}).pop(table_id, None)
+        if self._alive("code", fields["code"]) and self._codes[fields["code"]] == table_id:
+            self._delete("code", fields["code"])
+        self._expire("t", table_id, done_ttl_ms)
+        self._bump(table_id)
+
+    def _open(
+        self, table: NewTable, sitter: Sitter, now_ms: int, deadline_ms: int, ttl_ms: int
+    ) -> bool:
+        if self._alive("code", table.code):
+            return False
+        self._codes[table.code] = table.id
+        self._expire("code", table.code, ttl_ms)
+        self._tables[table.id] = new_fields(table, sitter, now_ms, deadline_ms)
+        self._expire("t", table.id, ttl_ms)
+        return True
+
+    # -- the store interface ---------------------------------------------------------------
+
+    async def quick_join(
+        self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str
+    ) -> Placed | None:
+        players = str(table.rules.players)
+        queue = self._queues.setdefault(players, {})
+        while queue:
+            table_id = min(queue, key=lambda i: (queue[i], i))
+            fields = self._table(table_id)
+            seat = -1
+            if fields is not None and fields["status"] == "waiting":
+                seat = self._free_seat(fields)
+            if fields is None or seat < 0:
+                del queue[table_id]
+                continue
+            humans = int(fields["humans"]) + 1
+            deadline = int(fields["deadline"])
+            if humans == 2 and now_ms + timings.fill_ms < deadline:
+                deadline = now_ms + timings.fill_ms
+            fields.update(
+                {
+                    f"n{seat}": sitter.name,
+                    f"k{seat}": sitter.token_hash,
+                    "humans": str(humans),
+                    "deadline": str(deadline),
+                }
+            )
+            start = self._free_seat(fields) < 0
+            if start:
+                self._take(table_id, owner, now_ms, timings.claim_ms)
+            else:
+                self._due[table_id] = deadline
+            self._seat_token(sitter.token_hash, table_id, seat, timings.token_ttl_ms)
+            self._bump(table_id)
+            return Placed(table_id, seat, start)
+        deadline = now_ms + timings.fill_lone_ms
+        if not self._open(table, sitter, now_ms, deadline, timings.lobby_ttl_ms):
+            return None
+        queue[table.id] = now_ms
+        self._due[table.id] = deadline
+        self._seat_token(sitter.token_hash, table.id, 0, timings.token_ttl_ms)
+        self._bump(table.id)
+        return Placed(table.id, 0, False)
+
+    async def create_private(
+        self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str | None
+    ) -> Placed | None:
+        if not self._open(table, sitter, now_ms, 0, timings.lobby_ttl_ms):
+            return None
+        self._seat_token(sitter.token_hash, table.id, 0, timings.token_ttl_ms)
+        if owner is not None:
+            self._take(table.id, owner, now_ms, timings.claim_ms)
+        self._bump(table.id)
+        return Placed(table.id, 0, owner is not None)
+
+    async def join_code(
+        self, code: str, sitter: Sitter, now_ms: int, timings: Timings, owner: str
+    ) -> Placed:
+        if not self._alive("code", code):
+            raise ServiceError("no_code", "no waiting table has that code")
+        table_id = self._codes[code]
+        fields = self._table(table_id)
+        if fields is None or fields["pub"] != "0" or fields["status"] == "closed":
+            raise ServiceError("no_code", "no waiting table has that code")
+        if fields["status"] != "waiting":
+            raise ServiceError("already_started", "the table has already started")
+        seat = self._free_seat(fields)
+        if seat < 0:
+            raise ServiceError("table_full", "the table has no free seat")
+        fields.update(
+            {
+                f"n{seat}": sitter.name,
+                f"k{seat}": sitter.token_hash,
+                "humans": str(int(fields["humans"]) + 1),
+            }
+        )
+        self._expire("t", table_id, timings.lobby_ttl_ms)
+        self._expire("code", code, timings.lobby_ttl_ms)
+        self._seat_token(sitter.token_hash, table_id, seat, timings.token_ttl_ms)
+        start = self._free_seat(fields) < 0
+        if start:
+            self._take(table_id, owner, now_ms, timings.claim_ms)
+        self._bump(table_id)
+        return Placed(table_id, seat, start)
+
+    async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> str:
+        if not self._alive("tok", token_hash):
+            raise ServiceError("bad_token", "unknown or expired seat token")
+        table_id, seat_text = self._tokens[token_hash].split(" ")
+        fields = self._table(table_id)
+        if fields is None:
+            raise ServiceError("bad_token", "unknown or expired seat token")
+        if fields["status"] == "closed":
+            self._delete("tok", token_hash)
+            return table_id
+        if fields["status"] != "waiting":
+            raise ServiceError("already_started", "the table has already started")
+        self._delete("tok", token_hash)
+        humans = int(fields["humans"]) - 1
+        if fields["creator"] == seat_text or humans <= 0:
+            self._close(table_id, timings.done_ttl_ms)
+            return table_id
+        fields.update({f"n{seat_text}": "", f"k{seat_text}": "", "humans": str(humans)})
+        if fields["pub"] == "1":
+            self._queues.setdefault(fields["players"], {})[table_id] = int(fields["created"])
+            self._due[table_id] = int(fields["deadline"])
+        else:
+            self._due.pop(table_id, None)
+        self._bump(table_id)
+        return table_id
+
+    async def claim(self, table_id: str, owner: str, now_ms: int, timings: Timings) -> bool:
+        fields = self._table(table_id)
+        if fields is None or fields["status"] != "waiting":
+            return False
+        self._take(table_id, owner, now_ms, timings.claim_ms)
+        return True
+
+    async def claim_due(self, owner: str, now_ms: int, limit: int, timings: Timings) -> list[str]:
+        self._sweep()
+        ready = sorted((when, i) for i, when in self._due.items() if when <= now_ms)[:limit]
+        out = []
+        for _, table_id in ready:
+            fields = self._table(table_id)
+            if fields is not None and fields["status"] in ("waiting", "starting"):
+                self._take(table_id, owner, now_ms, timings.claim_ms)
+                out.append(table_id)
+            else:
+                del self._due[table_id]
+        return out
+
+    async def finish(
+        self,
+        table_id: str,
+        owner: str,
+        replica: str,
+        bots: Sequence[tuple[int, str]],
+        timings: Timings,
+    ) -> bool:
+        fields = self._table(table_id)
+        if fields is None or fields["status"] != "starting" or fields["owner"] != owner:
+            return False
+        fields.update({"status": "started", "replica": replica, "owner": ""})
+        for seat, name in bots:
+            fields[f"n{seat}"] = name
+            fields[f"b{seat}"] = "1"
+        self._due.pop(table_id, None)
+        self._expire("t", table_id, timings.done_ttl_ms)
+        code = fields["code"]
+        if self._alive("code", code) and self._codes[code] == table_id:
+            self._expire("code", code, timings.done_ttl_ms)
+        self._bump(table_id)
+        return True
+
+    async def release(
+        self, table_id: str, owner: str, now_ms: int, mode: ReleaseMode, timings: Timings
+    ) -> str:
+        fields = self._table(table_id)
+        if fields is None or fields["status"] != "starting" or fields["owner"] != owner:
+            return "lost"
+        attempts = int(fields["attempts"]) + 1
+        fields["attempts"] = str(attempts)
+        if mode == "close" or (mode == "retry" and attempts >= timings.max_attempts):
+            self._close(table_id, timings.done_ttl_ms)
+            return "closed"
+        fields.update({"status": "waiting", "owner": ""})
+        if mode == "retry":
+            self._due[table_id] = now_ms + timings.retry_ms
+        else:
+            self._due.pop(table_id, None)
+        if fields["pub"] == "1" and int(fields["humans"]) < int(fields["players"]):
+            self._queues.setdefault(fields["players"], {})[table_id] = int(fields["created"])
+        return "waiting"
+
+    async def table(self, table_id: str) -> TableRecord | None:
+        fields = self._table(table_id)
+        return None if fields is None else TableRecord.from_fields(fields)
+
+    async def seat_of(self, token_hash: str) -> tuple[str, int] | None:
+        if not self._alive("tok", token_hash):
+            return None
+        table_id, seat = self._tokens[token_hash].split(" ")
+        return table_id, int(seat)
+
+    async def table_by_code(self, code: str) -> str | None:
+        return self._codes[code] if self._alive("code", code) else None
+
+    async def changes(self) -> AsyncIterator[str]:
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        self._subscribers.add(queue)
+        try:
+            yield ""
+            while True:
+                yield await queue.get()
+        finally:
+            self._subscribers.discard(queue)
+
+    async def close(self) -> None:
+        self._subscribers.clear()

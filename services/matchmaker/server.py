@@ -1,0 +1,278 @@
+"""The ``rackem.v1.Matchmaker`` gRPC service: ``create_server``, ``serve``, ``main``.
+
+``create_server(settings, store=None, registry=None)`` builds what it is not given: the
+Redis store and registry from ``REDIS_URL``, or the memory ones when it is unset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
+from typing import Any, TypeVar
+
+import grpc
+
+from rackcore import RulesError
+from services._gen.rackem.v1 import matchmaker_pb2 as pb
+from services._gen.rackem.v1 import matchmaker_pb2_grpc
+from services.common import logs
+from services.common.errors import ServiceError, abort
+from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
+from services.common.logs import event
+from services.common.redis_client import connect
+from services.common.registry import MemoryRegistry, RedisRegistry, Registry
+from services.common.settings import from_env
+from services.convert import rules_from_pb
+from services.matchmaker.codes import CodeSource, new_code
+from services.matchmaker.hub import Hub
+from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
+from services.matchmaker.memory_store import MemoryStore
+from services.matchmaker.placement import Placer
+from services.matchmaker.records import Timings
+from services.matchmaker.redis_store import RedisStore
+from services.matchmaker.service import Matchmaker
+from services.matchmaker.settings import MatchmakerSettings
+from services.matchmaker.starter import Starter
+from services.matchmaker.store import Store
+
+__all__ = ["SERVICE_NAME", "Running", "create_server", "main", "serve"]
+
+SERVICE_NAME = "rackem.v1.Matchmaker"
+log = logging.getLogger("rackem.matchmaker")
+T = TypeVar("T")
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def _wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
+    def __init__(self, matchmaker: Matchmaker) -> None:
+        self._mm = matchmaker
+
+    async def _call(self, rpc: str, context: Context, work: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await work()
+        except ServiceError as err:
+            failure = err
+        except Exception as exc:
+            event(
+                log,
+                "internal_error",
+                logging.ERROR,
+                rpc=rpc,
+                error_type=type(exc).__name__,
+                trace="".join(traceback.format_tb(exc.__traceback__)),
+            )
+            failure = ServiceError("internal", "internal error")
+        await abort(context, failure)
+
+    async def QuickMatch(self, request: pb.QuickMatchRequest, context: Context) -> pb.Seated:
+        async def work() -> pb.Seated:
+            return seated_to_pb(await self._mm.quick_match(request.name, request.players))
+
+        return await self._call("QuickMatch", context, work)
+
+    async def CreateTable(self, request: pb.CreatePrivateRequest, context: Context) -> pb.Seated:
+        async def work() -> pb.Seated:
+            try:
+                rules = rules_from_pb(request.rules)
+            except RulesError as exc:
+                raise ServiceError("bad_rules", str(exc)) from None
+            seating = await self._mm.create_private(
+                request.name, rules, request.level, request.start_now
+            )
+            return seated_to_pb(seating)
+
+        return await self._call("CreateTable", context, work)
+
+    async def JoinByCode(self, request: pb.JoinRequest, context: Context) -> pb.Seated:
+        async def work() -> pb.Seated:
+            return seated_to_pb(await self._mm.join(request.code, request.name))
+
+        return await self._call("JoinByCode", context, work)
+
+    async def Start(self, request: pb.TokenRequest, context: Context) -> pb.Lobby:
+        async def work() -> pb.Lobby:
+            return lobby_to_pb(await self._mm.start(request.token))
+
+        return await self._call("Start", context, work)
+
+    async def Leave(self, request: pb.TokenRequest, context: Context) -> pb.Lobby:
+        async def work() -> pb.Lobby:
+            return lobby_to_pb(await self._mm.leave(request.token))
+
+        return await self._call("Leave", context, work)
+
+    async def Locate(self, request: pb.TokenRequest, context: Context) -> pb.Seated:
+        async def work() -> pb.Seated:
+            return seated_to_pb(await self._mm.locate(request.token))
+
+        return await self._call("Locate", context, work)
+
+    async def GetLobby(self, request: pb.LobbyRequest, context: Context) -> pb.Lobby:
+        async def work() -> pb.Lobby:
+            return lobby_to_pb(await self._mm.lobby(request.code))
+
+        return await self._call("GetLobby", context, work)
+
+    async def WatchLobby(
+        self, request: pb.TokenRequest, context: Context
+    ) -> AsyncIterator[pb.Lobby]:
+        updates = self._mm.watch(request.token)
+        while True:
+            lobby = await self._call("WatchLobby", context, partial(_next_lobby, updates))
+            if lobby is None:
+                return
+            yield lobby
+
+
+async def _next_lobby(updates: AsyncIterator[Any]) -> pb.Lobby | None:
+    try:
+        return lobby_to_pb(await anext(updates))
+    except StopAsyncIteration:
+        return None
+
+
+class Running:
+    """A started matchmaker: ``port``, ``addr``; ``await stop(grace)`` ends it."""
+
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        not_serving: Callable[[], Awaitable[None]],
+        port: int,
+        host: str,
+        hub: Hub,
+        stopping: asyncio.Event,
+        starter: asyncio.Task[None],
+        watcher: asyncio.Task[None],
+        closers: list[Callable[[], Awaitable[None]]],
+    ) -> None:
+        self.server = server
+        self.port = port
+        self.addr = f"{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
+        self._not_serving = not_serving
+        self._hub = hub
+        self._stopping = stopping
+        self._starter = starter
+        self._watcher = watcher
+        self._closers = closers
+        self._stopped = False
+
+    async def stop(self, grace: float | None = 5.0) -> None:
+        """NOT_SERVING, let a start in progress finish (within ``grace``), end the lobby
+        streams, stop the server, close its clients."""
+        if self._stopped:
+            return
+        self._stopped = True
+        await self._not_serving()
+        self._stopping.set()
+        self._hub.close()
+        await asyncio.wait([self._starter], timeout=grace)
+        await _end(self._starter)
+        await _end(self._watcher)
+        await self.server.stop(grace)
+        for close in self._closers:
+            await close()
+        event(log, "stopped")
+
+
+async def _end(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` until it ends: one cancellation may be swallowed (see Starter.run)."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait([task], timeout=0.1)
+    if not task.cancelled() and task.exception() is not None:
+        event(log, "task_failed", logging.ERROR, error_type=type(task.exception()).__name__)
+
+
+async def create_server(
+    settings: MatchmakerSettings,
+    store: Store | None = None,
+    registry: Registry | None = None,
+    *,
+    codes: CodeSource = new_code,
+    clock: Callable[[], int] = _wall_ms,
+) -> Running:
+    """Build, bind and start the matchmaker (port 0 binds any free port)."""
+    closers: list[Callable[[], Awaitable[None]]] = []
+    if store is None or registry is None:
+        if settings.redis_url:
+            client = connect(settings.redis_url)
+            store = store or RedisStore(client)
+            registry = registry or RedisRegistry(client)
+            closers.append(client.aclose)
+        else:
+            store = store or MemoryStore()
+            registry = registry or MemoryRegistry()
+    timings = Timings(
+        fill_ms=settings.fill_ms,
+        fill_lone_ms=settings.fill_lone_ms,
+        lobby_ttl_ms=settings.lobby_ttl_ms,
+        token_ttl_ms=settings.token_ttl_ms,
+        done_ttl_ms=settings.done_ttl_ms,
+        claim_ms=settings.claim_ms,
+        retry_ms=settings.retry_ms,
+        max_attempts=settings.max_start_attempts,
+    )
+    placer = Placer(registry, settings.create_timeout_ms / 1000, settings.table_addr)
+    closers.insert(0, placer.close)
+    owner = secrets.token_hex(8)
+    starter = Starter(store, placer, timings, owner, clock)
+    hub = Hub()
+    matchmaker = Matchmaker(
+        store,
+        starter,
+        hub,
+        timings,
+        level=settings.bot_level,
+        codes=codes,
+        clock=clock,
+        watch_poll_s=settings.watch_poll_ms / 1000,
+    )
+    server = grpc.aio.server()
+    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(matchmaker), server)
+    health_servicer = add_health(server, [SERVICE_NAME])
+    port = bind(server, settings.host, settings.port)
+    await server.start()
+    await set_serving(health_servicer, [SERVICE_NAME], True)
+    stopping = asyncio.Event()
+    starter_task = asyncio.create_task(
+        starter.run(settings.tick_ms / 1000, stopping), name="matchmaker-starter"
+    )
+    watcher_task = asyncio.create_task(hub.run(store.changes()), name="matchmaker-hub")
+    event(log, "serving", port=port, store=type(store).__name__)
+    not_serving = partial(set_serving, health_servicer, [SERVICE_NAME], False)
+    return Running(
+        server,
+        not_serving,
+        port,
+        settings.host,
+        hub,
+        stopping,
+        starter_task,
+        watcher_task,
+        closers,
+    )
+
+
+async def serve(
+    settings: MatchmakerSettings, store: Store | None = None, registry: Registry | None = None
+) -> None:
+    """Run until SIGTERM or SIGINT, then stop gracefully."""
+    running = await create_server(settings, store, registry)
+    await wait_for_signal()
+    await running.stop(settings.grace_s)
+
+
+def main() -> None:
+    settings = from_env(MatchmakerSettings)
+    logs.configure("matchmaker", settings.log_level)
+    asyncio.run(serve(settings))

@@ -1,0 +1,36 @@
+"""The matchmaker's settings, read once from the environment (``from_env``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LEVELS", "MatchmakerSettings"]
+
+LEVELS = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchmakerSettings:
+    """Every knob of the matchmaker; each field is the env variable of its name in upper case.
+
+    Durations are in milliseconds unless the name says otherwise.
+    """
+
+    host: str = "0.0.0.0"
+    port: int = 50051
+    redis_url: str = ""  # empty: the in-process memory store
+    table_addr: str = ""  # last resort when no registered replica answers CreateTable
+    log_level: str = "INFO"
+    bot_level: str = "medium"  # bots that fill quick-match tables
+    fill_ms: int = 15_000  # a quick-match table starts this long after its second human sits
+    fill_lone_ms: int = 30_000  # ... or this long after a lone human sat
+    tick_ms: int = 250  # how often each replica looks for tables due to start
+    watch_poll_ms: int = 2_000  # WatchLobby re-reads at least this often (lost notifications)
+    lobby_ttl_ms: int = 3_600_000  # an untouched waiting table (and its code) expires
+    token_ttl_ms: int = 86_400_000  # a seat token resolves this long
+    done_ttl_ms: int = 86_400_000  # a started or closed table's record is kept this long
+    claim_ms: int = 15_000  # a replica's claim on starting a table; then another may take it
+    retry_ms: int = 1_000  # wait before retrying a start that found no replica
+    max_start_attempts: int = 30  # then the table is closed
+    create_timeout_ms: int = 3_000  # one Table.CreateTable call
+    grace_s: float = 5.0  # graceful-stop budget on SIGTERM

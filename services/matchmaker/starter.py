@@ -1,0 +1,118 @@
+"""Starting tables: CreateTable on a replica with bots in the empty seats, exactly once.
+
+A start always follows a claim in the store (status ``starting``, owned by this replica,
+with an expiry). Only the owner's ``finish`` is recorded; if this replica dies mid-start
+its claim expires and another replica's loop claims the table again. Every replica runs
+``run``: it claims due tables (fill timer out, full, or retry time) and starts them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from contextlib import suppress
+
+from services._gen.rackem.v1 import table_pb2
+from services.common.errors import ServiceError
+from services.common.logs import event
+from services.convert import rules_to_pb
+from services.matchmaker.names import bot_names
+from services.matchmaker.placement import Placer
+from services.matchmaker.records import TableRecord, Timings
+from services.matchmaker.store import ReleaseMode, Store
+
+__all__ = ["Starter"]
+
+log = logging.getLogger("rackem.matchmaker.starter")
+
+
+class Starter:
+    def __init__(
+        self,
+        store: Store,
+        placer: Placer,
+        timings: Timings,
+        owner: str,
+        clock: Callable[[], int],
+        batch: int = 32,
+    ) -> None:
+        self._store = store
+        self._placer = placer
+        self._timings = timings
+        self._owner = owner
+        self._clock = clock
+        self._batch = batch
+
+    @property
+    def owner(self) -> str:
+        """This replica's name on its claims."""
+        return self._owner
+
+    async def claim(self, table_id: str) -> bool:
+        """Claim a waiting table to start it now (False: it is not waiting)."""
+        return await self._store.claim(table_id, self._owner, self._clock(), self._timings)
+
+    async def start(self, table_id: str, on_fail: ReleaseMode) -> TableRecord | None:
+        """Start a table this replica has claimed; the record after. On a failed
+        placement the claim is released by ``on_fail`` and the ``ServiceError`` raised."""
+        record = await self._store.table(table_id)
+        if record is None:
+            return None
+        free = [i for i, seat in enumerate(record.seats) if not seat.taken]
+        names = bot_names(record.id, len(free), {seat.name for seat in record.seats})
+        bots = list(zip(free, names, strict=True))
+        bot_at = dict(bots)
+        seats = [
+            table_pb2.SeatSpec(name=bot_at[i], bot=True, level=record.level)
+            if i in bot_at
+            else table_pb2.SeatSpec(name=seat.name, level=record.level, token_hash=seat.token_hash)
+            for i, seat in enumerate(record.seats)
+        ]
+        request = table_pb2.CreateTableRequest(
+            table_id=record.id, code=record.code, rules=rules_to_pb(record.rules), seats=seats
+        )
+        try:
+            _, replica = await self._placer.create(request)
+        except ServiceError as err:
+            status = await self._store.release(
+                table_id, self._owner, self._clock(), on_fail, self._timings
+            )
+            event(log, "start_failed", table=table_id, code=err.code, then=status)
+            raise
+        if await self._store.finish(table_id, self._owner, replica, bots, self._timings):
+            event(log, "table_started", table=table_id, humans=record.humans, bots=len(bots))
+        else:
+            event(log, "start_lost", logging.WARNING, table=table_id)
+        return await self._store.table(table_id)
+
+    async def _start_quietly(self, table_id: str) -> None:
+        try:
+            await self.start(table_id, "retry")
+        except ServiceError:
+            pass  # logged by start; the table is due again after retry_ms
+        except Exception as exc:
+            event(
+                log, "start_crashed", logging.ERROR, table=table_id, error_type=type(exc).__name__
+            )
+
+    async def tick(self) -> int:
+        """Claim and start the tables due now; how many were claimed."""
+        ids = await self._store.claim_due(self._owner, self._clock(), self._batch, self._timings)
+        await asyncio.gather(*(self._start_quietly(table_id) for table_id in ids))
+        return len(ids)
+
+    async def run(self, interval_s: float, stop: asyncio.Event) -> None:
+        """Tick until ``stop`` is set (a tick in progress finishes); a full batch ticks again
+        at once. The flag, not only cancellation, ends it: on Python 3.11 redis-py's
+        ``asyncio.wait_for`` can swallow a cancellation that lands as a reply arrives."""
+        while not stop.is_set():
+            try:
+                claimed = await self.tick()
+            except Exception as exc:
+                event(log, "tick_failed", logging.ERROR, error_type=type(exc).__name__)
+                claimed = 0
+            if claimed < self._batch:
+                with suppress(TimeoutError):
+                    async with asyncio.timeout(interval_s):
+                        await stop.wait()
