@@ -44,7 +44,6 @@ def podman_environment(
         "TESTCONTAINERS_CONNECTION_MODE": "docker_host",
         # Without it compose tries to pull a BuildKit image.
         "DOCKER_BUILDKIT": "0",
-        "COMPOSE_BAKE": "false",
     }
 
 

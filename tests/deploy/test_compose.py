@@ -105,7 +105,7 @@ def stack(container_engine: Engine, compose: list[str]) -> Iterator[Stack]:
 @pytest.mark.containers
 @pytest.mark.timeout(900)
 def test_compose_stack_comes_up_healthy_and_serves_the_host(stack: Stack) -> None:
-    up = stack.run("up", "--build", "--wait", "--wait-timeout", "300", timeout=800)
+    up = stack.run("up", "--build", "--wait", "--wait-timeout", "240", timeout=800)
     assert up.returncode == 0, f"{up.stderr[-3000:]}\n{stack.logs()}"
 
     listed = stack.run("ps", "--all", "--format", "json")
