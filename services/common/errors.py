@@ -60,6 +60,8 @@ _BY_STATUS = {
     grpc.StatusCode.NOT_FOUND: "no_table",
     grpc.StatusCode.UNAVAILABLE: "unavailable",
     grpc.StatusCode.DEADLINE_EXCEEDED: "unavailable",
+    # A server that is stopping cancels the calls it has not finished: try again elsewhere.
+    grpc.StatusCode.CANCELLED: "unavailable",
 }
 
 

@@ -1,7 +1,7 @@
 """The table store: one interface, two implementations (``store_redis``, ``store_memory``).
 
 A table's keys are its meta (fixed facts and the seed), its move log, its state
-(clocks, covers, round-over), its move-reply records (exactly-once), and its lease.
+(clocks, covers, round-over), its move-id records (exactly-once), and its lease.
 Every write a replica makes to a live table is fenced by the lease: it succeeds only
 while the lease holds that replica's ``owner`` string, so a replica that lost a table
 can never write to it again. ``append`` also checks the log's length, so two
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from services.table.stored import StoredTable, TableMeta, TableState
+from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["AppendResult", "TableStore"]
 
@@ -34,7 +34,7 @@ class TableStore(Protocol):
         index: int,
         move: dict[str, Any],
         state: TableState,
-        reply: tuple[str, str] | None = None,
+        reply: Reply | None = None,
     ) -> AppendResult:
         """Atomically: append ``move`` as move ``index``, save ``state``, record ``reply``."""
         ...
@@ -43,8 +43,8 @@ class TableStore(Protocol):
         """Save ``state``; False if the lease is not ``owner``'s."""
         ...
 
-    async def reply(self, table_id: str, key: str) -> str | None:
-        """The reply recorded for ``key`` by an earlier ``append``."""
+    async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
+        """What an earlier ``append`` recorded for ``seat``'s ``move_id``, if any."""
         ...
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:

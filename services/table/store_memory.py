@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.table.store import AppendResult
-from services.table.stored import StoredTable, TableMeta, TableState
+from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["MemoryStore"]
 
@@ -22,7 +22,8 @@ class _Entry:
     meta: str
     state: str
     log: list[str] = field(default_factory=list)
-    replies: dict[str, str] = field(default_factory=dict)
+    versions: dict[tuple[int, str], int] = field(default_factory=dict)
+    latest: dict[int, tuple[str, str]] = field(default_factory=dict)
     expires: float | None = None
 
 
@@ -76,7 +77,7 @@ class MemoryStore:
         index: int,
         move: dict[str, Any],
         state: TableState,
-        reply: tuple[str, str] | None = None,
+        reply: Reply | None = None,
     ) -> AppendResult:
         entry = self._entry(table_id)
         if entry is None or self._lease(table_id) != owner:
@@ -86,7 +87,8 @@ class MemoryStore:
         entry.log.append(json.dumps(move, separators=(",", ":")))
         entry.state = state.to_json()
         if reply is not None:
-            entry.replies[reply[0]] = reply[1]
+            entry.versions[reply.seat, reply.move_id] = reply.version
+            entry.latest[reply.seat] = (reply.move_id, reply.body)
         return "ok"
 
     async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
@@ -96,9 +98,13 @@ class MemoryStore:
         entry.state = state.to_json()
         return True
 
-    async def reply(self, table_id: str, key: str) -> str | None:
+    async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
         entry = self._entry(table_id)
-        return None if entry is None else entry.replies.get(key)
+        version = None if entry is None else entry.versions.get((seat, move_id))
+        if entry is None or version is None:
+            return None
+        latest_id, body = entry.latest[seat]
+        return Earlier(version, body if latest_id == move_id else None)
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
         holder = self._lease(table_id)

@@ -5,7 +5,7 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
     rackem:{t:ID}:meta     string  TableMeta JSON (rules, seats, token hashes, seed)
     rackem:{t:ID}:log      list    one move JSON per accepted move
     rackem:{t:ID}:state    string  TableState JSON (status, deadlines, covers, round over)
-    rackem:{t:ID}:replies  hash    "seat:move_id" -> the SubmitMove reply (base64)
+    rackem:{t:ID}:replies  hash    "seat:move_id" -> version; "latest:seat" -> [move_id, reply]
     rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed
     rackem:tables:live     set     ids of tables not finished (read by the sweeper)
 """
@@ -18,7 +18,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from services.table.store import AppendResult
-from services.table.stored import StoredTable, TableMeta, TableState
+from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["RedisStore", "keys"]
 
@@ -36,7 +36,7 @@ if redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[4])
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]) end
 return 1
 """
 _SAVE = """
@@ -66,6 +66,13 @@ redis.call('DEL', KEYS[5])
 for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return 1
 """
+
+
+def _reply_fields(reply: Reply | None) -> list[str | int]:
+    if reply is None:
+        return ["", "", "", ""]
+    latest = json.dumps([reply.move_id, reply.body], separators=(",", ":"))
+    return [f"{reply.seat}:{reply.move_id}", reply.version, f"latest:{reply.seat}", latest]
 
 
 def keys(table_id: str) -> list[str]:
@@ -111,16 +118,14 @@ class RedisStore:
         index: int,
         move: dict[str, Any],
         state: TableState,
-        reply: tuple[str, str] | None = None,
+        reply: Reply | None = None,
     ) -> AppendResult:
-        field, value = reply if reply is not None else ("", "")
         args: list[str | int] = [
             owner,
             index,
             json.dumps(move, separators=(",", ":")),
             state.to_json(),
-            field,
-            value,
+            *_reply_fields(reply),
         ]
         result = int(await self._append(keys=keys(table_id), args=args))
         return "ok" if result == 1 else "conflict" if result == 0 else "lost"
@@ -128,9 +133,13 @@ class RedisStore:
     async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
         return bool(await self._save(keys=keys(table_id), args=[owner, state.to_json()]))
 
-    async def reply(self, table_id: str, key: str) -> str | None:
-        value = await self._redis.hget(keys(table_id)[3], key)
-        return None if value is None else str(value)
+    async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
+        fields = [f"{seat}:{move_id}", f"latest:{seat}"]
+        version, latest = await self._redis.hmget(keys(table_id)[3], fields)
+        if version is None or latest is None:
+            return None
+        latest_id, body = json.loads(latest)
+        return Earlier(int(version), body if latest_id == move_id else None)
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
         holder = await self._acquire(keys=keys(table_id), args=[owner, lease_ms])

@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["STATUSES", "SeatMeta", "StoredTable", "TableMeta", "TableState"]
+__all__ = ["STATUSES", "Earlier", "Reply", "SeatMeta", "StoredTable", "TableMeta", "TableState"]
 
 STATUSES = ("playing", "round_over", "finished", "ended")
 
@@ -74,6 +74,25 @@ class TableState:
     @classmethod
     def from_json(cls, text: str) -> TableState:
         return cls(**json.loads(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An accepted move's answer: its id's version is kept for good, its body while it is
+    the seat's latest (retries are of the latest move; older ids get a fresh view)."""
+
+    seat: int
+    move_id: str
+    version: int
+    body: str  # the SubmitMoveReply, base64
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """What the store remembers of a move id: its version, and its reply if still the latest."""
+
+    version: int
+    body: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
 from services.table.progress import abandon, after_move, cover, deal, seat_kind
 from services.table.store import TableStore
-from services.table.stored import StoredTable, TableMeta, TableState
+from services.table.stored import Reply, StoredTable, TableMeta, TableState
 from services.table.subscribers import Subscriber
 from services.table.tokens import seat_for
 from services.table.views import seat_infos, summary, table_view
@@ -69,7 +69,8 @@ class Table:
         self.last_change_ms = now
         self.alone_since_ms: int | None = now
         self._subs: dict[int, Subscriber] = {}
-        self._replies: dict[str, str] = {}
+        self._versions: dict[tuple[int, str], int] = {}  # every accepted move id
+        self._latest: dict[int, tuple[str, table_pb2.SubmitMoveReply]] = {}  # per seat
         self._adopted = False
 
     @classmethod
@@ -146,10 +147,9 @@ class Table:
             raise ServiceError(
                 "bad_request", f"a move needs an id of 1 to {MAX_MOVE_ID} characters"
             )
-        key = f"{seat}:{move_id}"
         async with self.lock:
             self._check_open()
-            earlier = await self._earlier_reply(key)
+            earlier = await self._earlier_reply(seat, move_id)
             if earlier is not None:
                 return earlier
             if self.over:
@@ -171,9 +171,10 @@ class Table:
             self._after_move(now)
             views = self._views(now, extra=seat)
             reply = table_pb2.SubmitMoveReply(version=self.version, view=views[seat])
-            encoded = base64.b64encode(reply.SerializeToString()).decode()
-            await self._append(move, (key, encoded))
-            self._replies[key] = encoded
+            body = base64.b64encode(reply.SerializeToString()).decode()
+            await self._append(move, Reply(seat, move_id, self.version, body))
+            self._versions[seat, move_id] = self.version
+            self._latest[seat] = (move_id, reply)
             self._push(views)
             return reply
 
@@ -336,13 +337,27 @@ class Table:
         if self.closed is not None:
             raise self.closed
 
-    async def _earlier_reply(self, key: str) -> table_pb2.SubmitMoveReply | None:
-        encoded = self._replies.get(key)
-        if encoded is None and self._adopted:
-            encoded = await self._store_call(self.config.store.reply(self.table_id, key))
-        if encoded is None:
+    async def _earlier_reply(self, seat: int, move_id: str) -> table_pb2.SubmitMoveReply | None:
+        """The answer to an accepted move id: the same reply if it is the seat's latest move,
+        else its version with the seat's view now."""
+        version = self._versions.get((seat, move_id))
+        if version is not None:
+            latest_id, reply = self._latest[seat]
+            if latest_id == move_id:
+                return reply
+            body = None
+        elif self._adopted:
+            store = self.config.store
+            earlier = await self._store_call(store.reply(self.table_id, seat, move_id))
+            if earlier is None:
+                return None
+            version, body = earlier.version, earlier.body
+        else:
             return None
-        return table_pb2.SubmitMoveReply.FromString(base64.b64decode(encoded))
+        if body is not None:
+            return table_pb2.SubmitMoveReply.FromString(base64.b64decode(body))
+        view = self._views(now_ms(), extra=seat)[seat]
+        return table_pb2.SubmitMoveReply(version=version, view=view)
 
     def _after_move(self, now: int) -> None:
         self.last_change_ms = now
@@ -368,7 +383,7 @@ class Table:
                 event(log, "subscriber_dropped", logging.WARNING, table=self.table_id, seat=seat)
         self.changed.set()
 
-    async def _append(self, move: Move, reply: tuple[str, str] | None) -> None:
+    async def _append(self, move: Move, reply: Reply | None) -> None:
         store = self.config.store
         index = self.version - 1
         result = await self._store_call(

@@ -12,7 +12,7 @@ from services.common.redis_client import connect
 from services.table.store import TableStore
 from services.table.store_memory import MemoryStore
 from services.table.store_redis import RedisStore, keys
-from services.table.stored import SeatMeta, TableMeta, TableState
+from services.table.stored import Earlier, Reply, SeatMeta, TableMeta, TableState
 
 A, B = "replica-a 10.0.0.1:50052", "replica-b 10.0.0.2:50052"
 LEASE = 5_000
@@ -110,12 +110,19 @@ async def test_only_the_lease_holder_writes(store: TableStore) -> None:
     assert loaded is not None and loaded.state.status == "ended"
 
 
-async def test_a_reply_is_recorded_with_its_move(store: TableStore) -> None:
-    meta = await _created(store)
-    reply = ("0:move-1", "c29tZSByZXBseQ==")
-    assert await store.append(meta.table_id, A, 0, _move(), TableState.new(2), reply) == "ok"
-    assert await store.reply(meta.table_id, "0:move-1") == reply[1]
-    assert await store.reply(meta.table_id, "1:move-1") is None
+async def test_a_move_id_is_kept_with_its_reply_while_it_is_the_latest(
+    store: TableStore,
+) -> None:
+    tid = (await _created(store)).table_id
+    first = Reply(0, "move-1", 1, "Zmlyc3Q=")
+    assert await store.append(tid, A, 0, _move(0), TableState.new(2), first) == "ok"
+    assert await store.reply(tid, 0, "move-1") == Earlier(1, "Zmlyc3Q=")
+    assert await store.reply(tid, 1, "move-1") is None  # ids belong to a seat
+    assert await store.append(tid, A, 1, _move(1), TableState.new(2)) == "ok"
+    second = Reply(0, "move-2", 3, "c2Vjb25k")
+    assert await store.append(tid, A, 2, _move(0), TableState.new(2), second) == "ok"
+    assert await store.reply(tid, 0, "move-1") == Earlier(1, None)
+    assert await store.reply(tid, 0, "move-2") == Earlier(3, "c2Vjb25k")
 
 
 async def test_a_held_lease_is_not_taken_until_released(store: TableStore) -> None:

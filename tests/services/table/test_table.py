@@ -133,11 +133,15 @@ async def test_a_repeated_move_id_returns_the_earlier_reply_and_moves_once(stub:
     other = await _submit(stub, tid, tokens[mover], game_pb2.Move(act="throw"), "same-id")
     assert first.version == again.version == other.version == 1
     assert again == first and other == first
+    # An older id is still answered once: its version, with the seat's view now.
+    later = await _submit(stub, tid, tokens[mover], game_pb2.Move(act="throw"), "later-id")
+    older = await _submit(stub, tid, tokens[mover], DRAW, "same-id")
+    assert (older.version, later.version) == (1, 2)
+    assert _frozen(older.view) == _frozen(later.view)
+    # Move ids belong to a seat: the other seat's "same-id" is a move of its own.
     summary = await stub.GetSummary(table_pb2.SummaryRequest(table_id=tid))
-    assert summary.version == 1
-    # Move ids belong to a seat: the other seat's "same-id" is a new move (out of turn here).
-    refused = await _refused(_submit(stub, tid, tokens[1 - mover], DRAW, "same-id"))
-    assert refused[1] == "not_your_turn"
+    assert summary.version == 2
+    assert (await _submit(stub, tid, tokens[1 - mover], DRAW, "same-id")).version == 3
 
 
 async def test_a_stale_expected_version_is_refused(stub: Stub) -> None:
