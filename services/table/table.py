@@ -10,7 +10,6 @@ next request (or the sweeper).
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import logging
 from collections.abc import Awaitable
@@ -25,6 +24,7 @@ from services.convert import move_from_pb
 from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
 from services.table.progress import abandon, after_move, cover, deal, seat_kind
+from services.table.replies import Replies
 from services.table.store import TableStore
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 from services.table.subscribers import Subscriber
@@ -54,7 +54,14 @@ class TableConfig:
 
 class Table:
     def __init__(
-        self, meta: TableMeta, state: TableState, match: Match, config: TableConfig, *, live: bool
+        self,
+        meta: TableMeta,
+        state: TableState,
+        match: Match,
+        config: TableConfig,
+        *,
+        live: bool,
+        adopted: bool = False,
     ) -> None:
         self.meta = meta
         self.state = state
@@ -69,9 +76,7 @@ class Table:
         self.last_change_ms = now
         self.alone_since_ms: int | None = now
         self._subs: dict[int, Subscriber] = {}
-        self._versions: dict[tuple[int, str], int] = {}  # every accepted move id
-        self._latest: dict[int, tuple[str, table_pb2.SubmitMoveReply]] = {}  # per seat
-        self._adopted = False
+        self._replies = Replies(config.store, meta.table_id, adopted)
 
     @classmethod
     def rebuild(cls, stored: StoredTable, config: TableConfig, *, live: bool) -> Table:
@@ -82,9 +87,7 @@ class Table:
             match.apply(Move.from_dict(data))
         if match.phase == "round_over" and stored.state.dealt_round > match.round_no:
             match.next_round()
-        table = cls(meta, stored.state, match, config, live=live)
-        table._adopted = True
-        return table
+        return cls(meta, stored.state, match, config, live=live, adopted=True)
 
     # -- reading (callers hold the lock, or need no consistency) --------------
 
@@ -171,10 +174,8 @@ class Table:
             self._after_move(now)
             views = self._views(now, extra=seat)
             reply = table_pb2.SubmitMoveReply(version=self.version, view=views[seat])
-            body = base64.b64encode(reply.SerializeToString()).decode()
-            await self._append(move, Reply(seat, move_id, self.version, body))
-            self._versions[seat, move_id] = self.version
-            self._latest[seat] = (move_id, reply)
+            await self._append(move, Replies.record(seat, move_id, reply))
+            self._replies.remember(seat, move_id, reply)
             self._push(views)
             return reply
 
@@ -338,26 +339,15 @@ class Table:
             raise self.closed
 
     async def _earlier_reply(self, seat: int, move_id: str) -> table_pb2.SubmitMoveReply | None:
-        """The answer to an accepted move id: the same reply if it is the seat's latest move,
-        else its version with the seat's view now."""
-        version = self._versions.get((seat, move_id))
-        if version is not None:
-            latest_id, reply = self._latest[seat]
-            if latest_id == move_id:
-                return reply
-            body = None
-        elif self._adopted:
-            store = self.config.store
-            earlier = await self._store_call(store.reply(self.table_id, seat, move_id))
-            if earlier is None:
-                return None
-            version, body = earlier.version, earlier.body
-        else:
+        earlier = await self._store_call(self._replies.earlier(seat, move_id))
+        if earlier is None:
             return None
-        if body is not None:
-            return table_pb2.SubmitMoveReply.FromString(base64.b64decode(body))
-        view = self._views(now_ms(), extra=seat)[seat]
-        return table_pb2.SubmitMoveReply(version=version, view=view)
+        version, reply = earlier
+        if reply is None:  # an older id than the seat's latest: its version, the view now
+            reply = table_pb2.SubmitMoveReply(
+                version=version, view=self._views(now_ms(), extra=seat)[seat]
+            )
+        return reply
 
     def _after_move(self, now: int) -> None:
         self.last_change_ms = now

@@ -26,7 +26,7 @@ def _views(stub: Stub, table_id: str, token: str) -> Any:
 async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
     start_table_server: ServerFactory,
 ) -> None:
-    server = await start_table_server(decision_ms=150, bot_delay_ms=300)
+    server = await start_table_server(decision_ms=150, bot_delay_ms=500)
     async with grpc.aio.insecure_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=1, bots=1)
