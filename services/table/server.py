@@ -50,11 +50,13 @@ class Running:
         """NOT_SERVING, hand every table over (leases released, streams ended), then stop."""
         logs.event(log, "table_stopping", replica=self.tables.replica_id)
         await set_serving(self.health, [SERVICE_NAME], False)
-        await self.tables.drain()
-        await self.server.stop(grace)
-        await self.bots.close()
-        if self.redis is not None:
-            await self.redis.aclose()
+        try:
+            await self.tables.drain()
+        finally:
+            await self.server.stop(grace)
+            await self.bots.close()
+            if self.redis is not None:
+                await self.redis.aclose()
         logs.event(log, "table_stopped", replica=self.tables.replica_id)
 
 

@@ -79,6 +79,7 @@ class Tables:
         self._drivers: dict[str, asyncio.Task[None]] = {}
         self._pending: dict[str, asyncio.Future[Table]] = {}
         self._loops: list[asyncio.Task[None]] = []
+        self._corrupt: set[str] = set()  # tables whose log would not replay: not swept again
 
     # -- background work -----------------------------------------------------------
 
@@ -116,7 +117,7 @@ class Tables:
         if self.draining:
             return
         for table_id in await self.store.orphans():
-            if table_id in self.live or table_id in self._pending:
+            if table_id in self.live or table_id in self._pending or table_id in self._corrupt:
                 continue
             with contextlib.suppress(ServiceError):  # another replica was quicker, or it is gone
                 await self._get(table_id, sweeping=True)
@@ -235,6 +236,15 @@ class Tables:
             done.exception()  # retrieved: every waiter got it already
 
     async def _adopt(self, table_id: str, sweeping: bool) -> Table:
+        try:
+            return await self._take(table_id, sweeping)
+        except ServiceError:
+            raise
+        except Exception:  # the store failed, or the table would not rebuild
+            log.error("adopt_failed", extra={"fields": {"table": table_id}}, exc_info=True)
+            raise ServiceError("unavailable", "the table cannot be served now; try again") from None
+
+    async def _take(self, table_id: str, sweeping: bool) -> Table:
         stored = await self.store.load(table_id)
         if stored is None:
             if sweeping:
@@ -258,13 +268,22 @@ class Tables:
             if stored.state.over:
                 await self.store.release(table_id, owner)
                 return await self._read_only(stored, sweeping)
-            table = Table.rebuild(stored, self.config, live=True)
+            table = self._rebuild(stored)
         except BaseException:
             await self.store.release(table_id, owner)
             raise
         self._serve(table)
         event(log, "table_adopted", table=table_id, version=table.version, swept=sweeping)
         return table
+
+    def _rebuild(self, stored: StoredTable) -> Table:
+        try:
+            return Table.rebuild(stored, self.config, live=True)
+        except Exception:  # a log rackcore refuses: no replica can ever serve this table
+            table_id = stored.meta.table_id
+            log.error("table_corrupt", extra={"fields": {"table": table_id}}, exc_info=True)
+            self._corrupt.add(table_id)
+            raise ServiceError("unavailable", "the table cannot be served") from None
 
     async def _read_only(self, stored: StoredTable, sweeping: bool) -> Table:
         table = Table.rebuild(stored, self.config, live=False)

@@ -13,6 +13,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import from_rpc_error
 from services.common.registry import MemoryRegistry
 from services.table.store_memory import MemoryStore
+from services.table.stored import SeatMeta, TableMeta, TableState
 from table.table_players import SeatPlayer, ServerFactory, create_table, error_code, play_to_the_end
 
 
@@ -141,3 +142,31 @@ async def test_a_create_repeated_at_another_replica_names_the_owner(
         again = await table_pb2_grpc.TableStub(b).CreateTable(request)
     assert again == first and again.replica == owner.addr
     assert "t-placed" not in other.tables.live
+
+
+async def test_a_table_that_will_not_rebuild_is_unavailable_not_a_crash(
+    start_table_server: ServerFactory,
+) -> None:
+    store = MemoryStore()
+    server = await start_table_server(store=store)
+    seats = (SeatMeta("Ann", False, "medium", "ab" * 32), SeatMeta("Bot", True, "easy", ""))
+    meta = TableMeta("t-broken", "", {"players": 2}, "00" * 32, seats, 0)
+    await store.create(meta, TableState.new(2), "gone 127.0.0.1:1", 5_000)
+    throw_first = {"seat": 0, "act": "throw"}  # not a legal first move
+    assert (
+        await store.append("t-broken", "gone 127.0.0.1:1", 0, throw_first, TableState.new(2))
+        == "ok"
+    )
+    await store.release("t-broken", "gone 127.0.0.1:1")
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        request = table_pb2.SummaryRequest(table_id="t-broken")
+        try:
+            await stub.GetSummary(request)
+        except grpc.aio.AioRpcError as exc:
+            assert exc.code() == grpc.StatusCode.UNAVAILABLE
+        else:
+            raise AssertionError("a table with a bad log was served")
+        assert await store.holder("t-broken") is None  # the lease is not kept
+        created = await create_table(stub, humans=1, bots=1)  # the replica serves on
+        assert created.replica == server.addr
