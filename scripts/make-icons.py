@@ -82,10 +82,11 @@ def raster(size: int, maskable: bool) -> bytes:
             px = (i + 0.5) * unit
             r = g = b = a = 0.0
             for shape in parts:
-                sx, sy, sw, sh = shape[:4]
+                sx, sy, sw, sh, sr, colour = shape
                 if not (sx - unit <= px <= sx + sw + unit and sy - unit <= py <= sy + sh + unit):
                     continue
-                cover = coverage(px / unit, py / unit, (*(v / unit for v in shape[:5]), shape[5]))
+                scaled = (sx / unit, sy / unit, sw / unit, sh / unit, sr / unit, colour)
+                cover = coverage(px / unit, py / unit, scaled)
                 if cover <= 0:
                     continue
                 c = shape[5]

@@ -39,8 +39,9 @@ CHROMIUM_ARGS = [
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "services" / "gateway" / "static"
 DESKTOP = {"width": 1366, "height": 820}
-PHONE = {
-    "viewport": {"width": 390, "height": 844},
+PHONE_SIZE = {"width": 390, "height": 844}
+PHONE: dict[str, Any] = {
+    "viewport": PHONE_SIZE,
     "device_scale_factor": 3,
     "is_mobile": True,
     "has_touch": True,

@@ -89,11 +89,11 @@ class Player:
     def choose(tv: dict[str, Any]) -> tuple[str, int | None]:
         """A sound, quick strategy: keep each card in the tenth of the deck its slot stands for."""
         v = tv["view"]
-        size = 10 * v["rules"]["players"] + 20
+        size = 10 * int(v["rules"]["players"]) + 20
         rack = v["rack"]
 
         def bucket(card: int) -> int:
-            b = (card - 1) * 10 // size
+            b = (int(card) - 1) * 10 // size
             return 9 - b if v["rules"]["descending"] else b
 
         def settled(slot: int) -> bool:

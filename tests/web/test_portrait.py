@@ -2,32 +2,35 @@
 
 from __future__ import annotations
 
-import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from collections.abc import Callable
 
-from .conftest import PHONE, watch
+import pytest
+from playwright.sync_api import BrowserContext, FloatRect, Page, expect
+
+from .conftest import PHONE, PHONE_SIZE, watch
 from .player import FAST_RULES, Player
 
 pytestmark = pytest.mark.browser
 
 
-def box(page: Page, selector: str) -> dict[str, float]:
+def box(page: Page, selector: str) -> FloatRect:
     found = page.locator(selector).bounding_box()
     assert found is not None, selector
     return found
 
 
 def test_a_phone_gets_the_portrait_layout_and_plays_by_taps(
-    new_context: type[BrowserContext], server_url: str
+    new_context: Callable[..., BrowserContext], server_url: str
 ) -> None:
     page = watch(new_context(**PHONE).new_page())
     assert page.evaluate("matchMedia('(pointer: coarse)').matches")
     me = Player(page, server_url)
+    me.open_home()
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_SIZE["width"]
     me.new_game("Pat", FAST_RULES)
     me.wait_my_decision("draw")
 
-    height = PHONE["viewport"]["height"]
-    width = PHONE["viewport"]["width"]
+    width, height = PHONE_SIZE["width"], PHONE_SIZE["height"]
     rack = box(page, "#my-rack")
     band = box(page, ".band")
     opponents = box(page, "#opponents")

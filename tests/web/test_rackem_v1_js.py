@@ -178,7 +178,7 @@ def random_logs() -> list[dict[str, Any]]:
     """Finished matches over many variants, played by random legal moves, and tampered copies."""
     rng = random.Random(2024)
     logs: list[dict[str, Any]] = []
-    for i in range(6):
+    for i in range(4):
         players = rng.choice([2, 3, 4])
         options: dict[str, Any] = {
             "players": players,

@@ -44,10 +44,15 @@ function revealRows(tv, round) {
   });
 }
 
-function teamsLine(v) {
+function teamsLine(tv) {
+  const v = tv.view;
   if (!v.rules.partners) return null;
-  const team = (side) => v.scores.filter((_, s) => s % 2 === side).reduce((a, b) => a + b, 0);
-  return el("p", { class: "note" }, `Team A (seats 1 and 3): ${team(0)} · Team B (seats 2 and 4): ${team(1)}`);
+  const team = (side) => {
+    const seats = v.scores.map((_, s) => s).filter((s) => s % 2 === side);
+    const total = seats.reduce((sum, s) => sum + v.scores[s], 0);
+    return `Team ${side === 0 ? "A" : "B"} (${seats.map((s) => seatName(tv, s)).join(" + ")}): ${total}`;
+  };
+  return el("p", { class: "note" }, `${team(0)} · ${team(1)}`);
 }
 
 export function renderRoundOver(tv, now) {
@@ -60,7 +65,7 @@ export function renderRoundOver(tv, now) {
         : `${seatName(tv, round.winner)} went out — round ${v.round_no} over`
       : `Round ${v.round_no} over — nobody went out`;
   $("round-title").textContent = title;
-  $("round-reveal").replaceChildren(...revealRows(tv, round), teamsLine(v) || "");
+  $("round-reveal").replaceChildren(...revealRows(tv, round), teamsLine(tv) || "");
   const done = tv.continued && tv.continued[v.seat];
   $("btn-continue").disabled = Boolean(done);
   tickRoundOver(tv, now);
@@ -101,7 +106,8 @@ export function renderMatchOver(tv) {
     ),
     el("tr", {}, el("td", {}, el("b", {}, "Total")), ...v.scores.map((s) => el("td", {}, el("b", {}, s)))),
   );
-  $("match-reveal").replaceChildren(...(v.racks ? revealRows(tv, round) : []), teamsLine(v) || "", table);
+  const racks = v.racks ? [el("h3", {}, `The racks at the end of round ${v.round_no}`), ...revealRows(tv, round)] : [];
+  $("match-reveal").replaceChildren(...racks, teamsLine(tv) || "", table);
   $("fair-commitment").textContent = v.commitment || "—";
   $("fair-seed").textContent = v.seed || "not revealed";
   const download = $("btn-download");

@@ -236,7 +236,7 @@ export class TableScreen {
         e.dataTransfer.effectAllowed = "move";
       });
       held.replaceChildren(card);
-      $("held-label").textContent = v.held_from === "discard" ? "From the discard pile" : "From the stock";
+      $("held-label").textContent = v.held_from === "discard" ? "From the discard: place it" : "From the stock";
     } else {
       held.replaceChildren(el("div", { class: "empty-pile" }, "draw a card"));
       $("held-label").textContent = "Your card";
@@ -273,6 +273,7 @@ export class TableScreen {
     const v = tv.view;
     const box = $("opponents");
     const n = v.rules.players;
+    box.className = `opponents n${n - 1}`;
     const order = Array.from({ length: n - 1 }, (_, k) => (v.seat + 1 + k) % n);
     box.replaceChildren(
       ...order.map((seat) => {
