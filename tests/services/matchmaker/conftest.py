@@ -127,7 +127,7 @@ class Cluster:
         """A stub on a channel of its own."""
         channel = grpc.aio.insecure_channel(running.addr)
         self._stack.push_async_callback(channel.close, None)
-        return matchmaker_pb2_grpc.MatchmakerStub(channel)  # type: ignore[return-value]
+        return matchmaker_pb2_grpc.MatchmakerStub(channel)
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """A small REAL gRPC server that implements only ``Table.CreateTable`` and records each call.
 
-It is a real server on a real port, reached over real channels, and stands in for the
-table service only to observe placement: which replica got which table, with which
-seats. (The table service is being written alongside the matchmaker; these tests move
-to ``services.table.server`` once it lands.) Its other RPCs answer UNIMPLEMENTED.
+It is a real server on a real port, reached over real channels, used only to observe
+placement exactly: which replica got which table, how many times, with which seats.
+Everything a table does with those seats is tested against the real table service
+(``test_with_tables.py``). Its other RPCs answer UNIMPLEMENTED.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 
 import grpc
 
-from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError, abort
 from services.common.registry import Registry, Replica
 
 
-class RecordingTable(table_pb2_grpc.TableServicer):
+class RecordingTable:
     def __init__(self, refuse: bool = False) -> None:
         self.calls: list[table_pb2.CreateTableRequest] = []
         self.refuse = refuse
@@ -39,7 +39,13 @@ async def recording_table(refuse: bool = False) -> AsyncIterator[RecordingTable]
     """A started recording table server on 127.0.0.1, any free port."""
     server = grpc.aio.server()
     table = RecordingTable(refuse)
-    table_pb2_grpc.add_TableServicer_to_server(table, server)
+    create = grpc.unary_unary_rpc_method_handler(
+        table.CreateTable,
+        request_deserializer=table_pb2.CreateTableRequest.FromString,
+        response_serializer=table_pb2.CreateTableReply.SerializeToString,
+    )
+    handler = grpc.method_handlers_generic_handler("rackem.v1.Table", {"CreateTable": create})
+    server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
     table.addr = f"127.0.0.1:{port}"
     await server.start()

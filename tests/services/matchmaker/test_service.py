@@ -242,7 +242,7 @@ async def test_watch_lobby_sends_each_change_until_the_start(
     started = await stream.read()
     assert isinstance(started, pb.Lobby) and started.status == "started"
     assert started.replica == table.addr
-    assert await stream.read() is grpc.aio.EOF
+    assert await stream.read() is grpc.aio.EOF  # type: ignore[attr-defined]
 
 
 async def test_watch_lobby_ends_when_the_table_closes(cluster: Cluster) -> None:
@@ -254,7 +254,7 @@ async def test_watch_lobby_ends_when_the_table_closes(cluster: Cluster) -> None:
     await stub.Leave(pb.TokenRequest(token=ann.token))
     closed = await stream.read()
     assert isinstance(closed, pb.Lobby) and closed.status == "closed"
-    assert await stream.read() is grpc.aio.EOF
+    assert await stream.read() is grpc.aio.EOF  # type: ignore[attr-defined]
 
 
 async def test_watch_lobby_refuses_unknown_tokens(cluster: Cluster) -> None:

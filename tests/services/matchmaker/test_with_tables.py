@@ -1,0 +1,98 @@
+"""The matchmaker with the real table service (services.table, memory table store, bots
+chosen in-process): the tables it places accept the seat tokens it handed out."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import grpc
+import pytest
+
+from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services._gen.rackem.v1 import matchmaker_pb2 as pb
+from services.common.registry import Registry
+from services.table.server import Running as TableRunning
+from services.table.server import create_server as create_table_server
+from services.table.settings import TableSettings
+from services.table.store_memory import MemoryStore as TableMemoryStore
+
+from .clients import LIMIT_S, refused, until_status
+from .conftest import FAST, SLOW_FILL, Cluster
+
+TABLE = TableSettings(host="127.0.0.1", port=0, bot_addr="", bot_delay_ms=10, heartbeat_ms=100)
+
+
+@pytest.fixture
+async def tables(registry: Registry) -> AsyncIterator[list[TableRunning]]:
+    """Two real table replicas heartbeating into the matchmakers' registry."""
+    started = [
+        await create_table_server(TABLE, store=TableMemoryStore(), registry=registry)
+        for _ in range(2)
+    ]
+    yield started
+    for running in started:
+        await running.stop(0)
+
+
+async def first_view(replica: str, table_id: str, token: str) -> game_pb2.TableView:
+    async with grpc.aio.insecure_channel(replica) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        stream = stub.Subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
+        async with asyncio.timeout(LIMIT_S):
+            view = await stream.read()
+        stream.cancel()
+    assert isinstance(view, game_pb2.TableView)
+    return view
+
+
+async def test_a_quick_match_table_accepts_the_seat_tokens_it_was_given(
+    cluster: Cluster, tables: list[TableRunning]
+) -> None:
+    _, stub = await cluster.start(SLOW_FILL)
+    ann = await stub.QuickMatch(pb.QuickMatchRequest(name="Ann", players=2))
+    bob = await stub.QuickMatch(pb.QuickMatchRequest(name="Bob", players=2))
+    assert bob.lobby.status == "started"
+    assert bob.lobby.replica in {t.addr for t in tables}
+    for seated in (ann, bob):
+        view = await first_view(bob.lobby.replica, seated.table_id, seated.token)
+        assert (view.table_id, view.code, view.view.seat) == (
+            seated.table_id,
+            seated.code,
+            seated.seat,
+        )
+        assert [(s.name, s.kind) for s in view.seats] == [("Ann", "human"), ("Bob", "human")]
+    async with grpc.aio.insecure_channel(bob.lobby.replica) as channel:
+        table = table_pb2_grpc.TableStub(channel)
+        forged = table.Subscribe(table_pb2.SeatRequest(table_id=ann.table_id, token="0" * 32))
+        assert await refused(forged.read()) == "bad_token"
+
+
+async def test_a_timed_out_quick_table_gets_bots_on_the_real_table(
+    cluster: Cluster, tables: list[TableRunning]
+) -> None:
+    _, stub = await cluster.start(replace(FAST, fill_lone_ms=100))
+    ann = await stub.QuickMatch(pb.QuickMatchRequest(name="Ann", players=3))
+    lobby = await until_status(stub, ann.token, "started")
+    view = await first_view(lobby.replica, ann.table_id, ann.token)
+    # A seat's level shows for bots (and covers) only.
+    assert [(s.kind, s.level) for s in view.seats] == [("human", "")] + [("bot", "medium")] * 2
+    assert [s.name for s in view.seats] == [s.name for s in lobby.seats]
+
+
+async def test_new_games_against_the_computer_spread_over_the_real_replicas(
+    cluster: Cluster, tables: list[TableRunning]
+) -> None:
+    _, stub = await cluster.start(SLOW_FILL)
+    rules = game_pb2.Rules(players=4, target=200)
+    games = [
+        await stub.CreateTable(
+            pb.CreatePrivateRequest(name=f"P{i}", rules=rules, level="hard", start_now=True)
+        )
+        for i in range(6)
+    ]
+    assert {g.lobby.replica for g in games} == {t.addr for t in tables}
+    view = await first_view(games[0].lobby.replica, games[0].table_id, games[0].token)
+    assert [(s.kind, s.level) for s in view.seats] == [("human", "")] + [("bot", "hard")] * 3
+    assert (view.view.rules.players, view.view.rules.target) == (4, 200)
