@@ -26,6 +26,15 @@ def test_a_whole_match_against_the_computer_played_by_clicks(page: Page, server_
     commitment = me.tv()["view"]["commitment"]
     assert re.fullmatch(r"[0-9a-f]{64}", commitment)
 
+    # the first turn by dragging the drawn card onto a slot
+    me.wait_my_decision("draw")
+    page.locator("#stock").click()
+    tv = me.wait_my_decision("resolve")
+    rack = me.rack()
+    page.locator("#held .card").drag_to(page.locator('#my-rack .slot[data-slot="3"]'))
+    me.wait_version_after(tv["version"])
+    assert me.rack() == [*rack[:3], tv["view"]["held"], *rack[4:]]
+
     seen_round_over = False
     while not page.evaluate(MATCH_OVER):
         me.play_until(f"{MATCH_OVER} || !document.getElementById('round-over').hidden")

@@ -95,3 +95,21 @@ WAITING_FOR_GUEST = (
     "(window.rackem.state.tv.view.turn === 1 && window.rackem.state.tv.view.phase === 'draw'"
     " && window.rackem.state.tv.status === 'playing')"
 )
+
+
+def test_two_people_in_quick_match_meet_at_one_table(
+    new_context: Callable[..., BrowserContext], server_url: str
+) -> None:
+    pages = [watch(new_context().new_page()) for _ in range(2)]
+    for page, name in zip(pages, ("Quin", "Quill"), strict=True):
+        page.goto(server_url)
+        page.fill("#name", name)
+        page.locator('#form-quick input[name="quick_players"][value="2"]').check(force=True)
+        page.click("#btn-quick")
+    for page in pages:
+        expect(page.locator("#screen-table")).to_be_visible()
+    first, second = (Player(page, server_url).tv() for page in pages)
+    assert first["table_id"] == second["table_id"]
+    expect(pages[0].locator("#opponents")).to_contain_text("Quill")
+    expect(pages[1].locator("#opponents")).to_contain_text("Quin")
+    assert pages[0].errors == [] and pages[1].errors == []  # type: ignore[attr-defined]
