@@ -36,6 +36,11 @@ local function free_seat(tk, players)
   end
   return -1
 end
+local function reply(head, id)
+  local fields = redis.call('HGETALL', tkey(id))
+  for i = 1, #fields do head[#head + 1] = fields[i] end
+  return head
+end
 local function seat_token(key, id, seat, ttl)
   redis.call('SET', key, id .. ' ' .. seat, 'PX', ttl)
 end
@@ -69,7 +74,8 @@ end
 # KEYS: queue, due, new table, new code, token.
 # ARGV: ns, now, players, name, hash, new id, new code, fill, fill_lone, lobby_ttl,
 #       token_ttl, rules, level, owner, claim_ms.
-# Returns {id, seat, start} (start: full, and claimed for owner), or {} on a code collision.
+# Returns {id, seat, start, table fields...} (start: full, and claimed for owner), or {} on
+# a code collision.
 QUICK_JOIN = (
     _PRELUDE
     + """
@@ -102,7 +108,7 @@ for _ = 1, 64 do
     end
     seat_token(KEYS[5], id, seat, token_ttl)
     bump(id)
-    return {id, seat, start}
+    return reply({id, seat, start}, id)
   end
 end
 if not redis.call('SET', KEYS[4], ARGV[6], 'NX', 'PX', lobby_ttl) then return {} end
@@ -113,14 +119,14 @@ redis.call('ZADD', KEYS[1], now, ARGV[6])
 redis.call('ZADD', KEYS[2], deadline, ARGV[6])
 seat_token(KEYS[5], ARGV[6], 0, token_ttl)
 bump(ARGV[6])
-return {ARGV[6], 0, 0}
+return reply({ARGV[6], 0, 0}, ARGV[6])
 """
 )
 
 # KEYS: table, code, token, due.
 # ARGV: ns, now, id, code, name, hash, rules, level, players, lobby_ttl, token_ttl,
 #       start_now, owner, claim_ms.
-# Returns {id, 0, start} (start: claimed for owner), or {} on a code collision.
+# Returns {id, 0, start, table fields...} (start: claimed for owner), or {} on a collision.
 CREATE_PRIVATE = (
     _PRELUDE
     + """
@@ -131,12 +137,13 @@ open_table(KEYS[1], ARGV[3], ARGV[4], '0', tonumber(ARGV[9]), ARGV[7], ARGV[8], 
 seat_token(KEYS[3], ARGV[3], 0, tonumber(ARGV[11]))
 if ARGV[12] == '1' then take(ARGV[3], ARGV[13], tonumber(ARGV[14])) end
 bump(ARGV[3])
-return {ARGV[3], 0, tonumber(ARGV[12])}
+return reply({ARGV[3], 0, tonumber(ARGV[12])}, ARGV[3])
 """
 )
 
 # KEYS: code, token, due.   ARGV: ns, now, name, hash, token_ttl, lobby_ttl, owner, claim_ms.
-# Returns {id, seat, start} (start: full, and claimed for owner) or {error code}.
+# Returns {id, seat, start, table fields...} (start: full, and claimed for owner) or
+# {error code}.
 JOIN_CODE = (
     _PRELUDE
     + """
@@ -161,11 +168,12 @@ if free_seat(tk, players) < 0 then
   take(id, ARGV[7], tonumber(ARGV[8]))
 end
 bump(id)
-return {id, seat, start}
+return reply({id, seat, start}, id)
 """
 )
 
-# KEYS: token, due.   ARGV: ns, now, done_ttl.   Returns {'ok', id} or {error code}.
+# KEYS: token, due.   ARGV: ns, now, done_ttl.
+# Returns {'ok', id, table fields...} or {error code}.
 LEAVE = (
     _PRELUDE
     + """
@@ -178,14 +186,14 @@ local f = redis.call('HMGET', tk, 'status', 'creator', 'humans', 'players', 'pub
 if not f[1] then return {'bad_token'} end
 if f[1] == 'closed' then
   redis.call('DEL', KEYS[1])
-  return {'ok', id}
+  return reply({'ok', id}, id)
 end
 if f[1] ~= 'waiting' then return {'already_started'} end
 redis.call('DEL', KEYS[1])
 local humans = tonumber(f[3]) - 1
 if f[2] == seat or humans <= 0 then
   close_table(id, tonumber(ARGV[3]))
-  return {'ok', id}
+  return reply({'ok', id}, id)
 end
 redis.call('HSET', tk, 'n' .. seat, '', 'k' .. seat, '', 'humans', humans)
 if f[5] == '1' then
@@ -195,7 +203,7 @@ else
   redis.call('ZREM', KEYS[2], id)
 end
 bump(id)
-return {'ok', id}
+return reply({'ok', id}, id)
 """
 )
 
@@ -229,13 +237,13 @@ return out
 """
 )
 
-# KEYS: table, due, code.   ARGV: ns, now, owner, replica, done_ttl, (seat, bot name)...
-# Returns 1 if recorded, 0 if the claim was lost.
+# KEYS: table, due.   ARGV: ns, now, owner, replica, done_ttl, (seat, bot name)...
+# Returns the table's fields once recorded, or {} if the claim was lost.
 FINISH = (
     _PRELUDE
     + """
-local f = redis.call('HMGET', KEYS[1], 'status', 'owner', 'id')
-if f[1] ~= 'starting' or f[2] ~= ARGV[3] then return 0 end
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner', 'id', 'code')
+if f[1] ~= 'starting' or f[2] ~= ARGV[3] then return {} end
 redis.call('HSET', KEYS[1], 'status', 'started', 'replica', ARGV[4], 'owner', '')
 for i = 6, #ARGV, 2 do
   redis.call('HSET', KEYS[1], 'n' .. ARGV[i], ARGV[i + 1], 'b' .. ARGV[i], '1')
@@ -243,9 +251,10 @@ end
 redis.call('ZREM', KEYS[2], f[3])
 local ttl = tonumber(ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ttl)
-if redis.call('GET', KEYS[3]) == f[3] then redis.call('PEXPIRE', KEYS[3], ttl) end
+local ck = ns .. 'code:' .. f[4]
+if redis.call('GET', ck) == f[3] then redis.call('PEXPIRE', ck, ttl) end
 bump(f[3])
-return 1
+return reply({}, f[3])
 """
 )
 

@@ -73,6 +73,9 @@ class MemoryStore:
         for kind, key in [k for k, expires in self._expiry.items() if expires <= now]:
             self._alive(kind, key)
 
+    def _record(self, table_id: str) -> TableRecord:
+        return TableRecord.from_fields(self._tables[table_id])
+
     def _table(self, table_id: str) -> dict[str, str] | None:
         return self._tables[table_id] if self._alive("t", table_id) else None
 
@@ -159,7 +162,7 @@ class MemoryStore:
                 self._due[table_id] = deadline
             self._seat_token(sitter.token_hash, table_id, seat, timings.token_ttl_ms)
             self._bump(table_id)
-            return Placed(table_id, seat, start)
+            return Placed(table_id, seat, start, TableRecord.from_fields(fields))
         deadline = now_ms + timings.fill_lone_ms
         if not self._open(table, sitter, now_ms, deadline, timings.lobby_ttl_ms):
             return None
@@ -167,7 +170,7 @@ class MemoryStore:
         self._due[table.id] = deadline
         self._seat_token(sitter.token_hash, table.id, 0, timings.token_ttl_ms)
         self._bump(table.id)
-        return Placed(table.id, 0, False)
+        return Placed(table.id, 0, False, self._record(table.id))
 
     async def create_private(
         self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str | None
@@ -178,7 +181,7 @@ class MemoryStore:
         if owner is not None:
             self._take(table.id, owner, now_ms, timings.claim_ms)
         self._bump(table.id)
-        return Placed(table.id, 0, owner is not None)
+        return Placed(table.id, 0, owner is not None, self._record(table.id))
 
     async def join_code(
         self, code: str, sitter: Sitter, now_ms: int, timings: Timings, owner: str
@@ -208,9 +211,9 @@ class MemoryStore:
         if start:
             self._take(table_id, owner, now_ms, timings.claim_ms)
         self._bump(table_id)
-        return Placed(table_id, seat, start)
+        return Placed(table_id, seat, start, TableRecord.from_fields(fields))
 
-    async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> str:
+    async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> TableRecord:
         if not self._alive("tok", token_hash):
             raise ServiceError("bad_token", "unknown or expired seat token")
         table_id, seat_text = self._tokens[token_hash].split(" ")
@@ -219,14 +222,14 @@ class MemoryStore:
             raise ServiceError("bad_token", "unknown or expired seat token")
         if fields["status"] == "closed":
             self._delete("tok", token_hash)
-            return table_id
+            return self._record(table_id)
         if fields["status"] != "waiting":
             raise ServiceError("already_started", "the table has already started")
         self._delete("tok", token_hash)
         humans = int(fields["humans"]) - 1
         if fields["creator"] == seat_text or humans <= 0:
             self._close(table_id, timings.done_ttl_ms)
-            return table_id
+            return self._record(table_id)
         fields.update({f"n{seat_text}": "", f"k{seat_text}": "", "humans": str(humans)})
         if fields["pub"] == "1":
             self._queues.setdefault(fields["players"], {})[table_id] = int(fields["created"])
@@ -234,7 +237,7 @@ class MemoryStore:
         else:
             self._due.pop(table_id, None)
         self._bump(table_id)
-        return table_id
+        return self._record(table_id)
 
     async def claim(self, table_id: str, owner: str, now_ms: int, timings: Timings) -> bool:
         fields = self._table(table_id)
@@ -263,10 +266,10 @@ class MemoryStore:
         replica: str,
         bots: Sequence[tuple[int, str]],
         timings: Timings,
-    ) -> bool:
+    ) -> TableRecord | None:
         fields = self._table(table_id)
         if fields is None or fields["status"] != "starting" or fields["owner"] != owner:
-            return False
+            return None
         fields.update({"status": "started", "replica": replica, "owner": ""})
         for seat, name in bots:
             fields[f"n{seat}"] = name
@@ -277,7 +280,7 @@ class MemoryStore:
         if self._alive("code", code) and self._codes[code] == table_id:
             self._expire("code", code, timings.done_ttl_ms)
         self._bump(table_id)
-        return True
+        return self._record(table_id)
 
     async def release(
         self, table_id: str, owner: str, now_ms: int, mode: ReleaseMode, timings: Timings

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rackcore import Rules
 
@@ -24,6 +25,12 @@ __all__ = [
     "Timings",
     "new_fields",
 ]
+
+
+@lru_cache(maxsize=512)
+def _rules(text: str) -> Rules:
+    """Rules from their stored JSON; few distinct ones exist, so they are parsed once."""
+    return Rules.from_dict(json.loads(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,7 @@ class Placed:
     table_id: str
     seat: int
     start: bool
+    record: TableRecord  # the table right after the sit-down
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +122,7 @@ class TableRecord:
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, str]) -> TableRecord:
-        rules = Rules.from_dict(json.loads(fields["rules"]))
+        rules = _rules(fields["rules"])
         seats = tuple(
             SeatRecord(
                 name=fields.get(f"n{i}", ""),

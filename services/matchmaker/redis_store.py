@@ -29,12 +29,23 @@ DEFAULT_NAMESPACE = "mm:{mm}:"
 log = logging.getLogger("rackem.matchmaker.store")
 
 
+def _record(flat: Sequence[Any]) -> TableRecord:
+    """A table from HGETALL's flat field/value list."""
+    return TableRecord.from_fields(
+        {str(k): str(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
+    )
+
+
+def _refusal(reply: Any) -> None:
+    if len(reply) == 1:
+        raise ServiceError(str(reply[0]), _MESSAGES.get(str(reply[0]), "refused"))
+
+
 def _placed(reply: Any) -> Placed | None:
     if not reply:
         return None
-    if len(reply) == 1:
-        raise ServiceError(str(reply[0]), _MESSAGES.get(str(reply[0]), "refused"))
-    return Placed(str(reply[0]), int(reply[1]), bool(int(reply[2])))
+    _refusal(reply)
+    return Placed(str(reply[0]), int(reply[1]), bool(int(reply[2])), _record(reply[3:]))
 
 
 _MESSAGES = {
@@ -144,14 +155,13 @@ class RedisStore:
         assert placed is not None  # JOIN_CODE never returns the empty reply
         return placed
 
-    async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> str:
+    async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> TableRecord:
         reply = await self._leave(
             keys=[self._key("tok", token_hash), self._key("due")],
             args=[self._ns, now_ms, timings.done_ttl_ms],
         )
-        if len(reply) == 1:
-            raise ServiceError(str(reply[0]), _MESSAGES.get(str(reply[0]), "refused"))
-        return str(reply[1])
+        _refusal(reply)
+        return _record(reply[2:])
 
     async def claim(self, table_id: str, owner: str, now_ms: int, timings: Timings) -> bool:
         reply = await self._claim(
@@ -174,16 +184,13 @@ class RedisStore:
         replica: str,
         bots: Sequence[tuple[int, str]],
         timings: Timings,
-    ) -> bool:
-        record = await self.table(table_id)
-        if record is None:
-            return False
+    ) -> TableRecord | None:
         pairs = [str(part) for seat, name in bots for part in (seat, name)]
         reply = await self._finish(
-            keys=[self._key("t", table_id), self._key("due"), self._key("code", record.code)],
+            keys=[self._key("t", table_id), self._key("due")],
             args=[self._ns, 0, owner, replica, timings.done_ttl_ms, *pairs],
         )
-        return bool(int(reply))
+        return _record(reply) if reply else None
 
     async def release(
         self, table_id: str, owner: str, now_ms: int, mode: ReleaseMode, timings: Timings

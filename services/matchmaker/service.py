@@ -96,8 +96,9 @@ class Matchmaker:
                 continue
             event(log, "table_opened", table=table.id, players=rules.players, public=False)
             if placed.start:  # a new game against the computer: no replica → no game
-                await self._starter.start(table.id, "close")
-            return await self._seated(token, placed, start=False)
+                record = await self._starter.start(placed.record, "close")
+                return Seating(token, placed.seat, record)
+            return Seating(token, placed.seat, placed.record)
         raise self._no_code()
 
     async def join(self, code: str, name: str) -> Seating:
@@ -119,14 +120,14 @@ class Matchmaker:
         event(log, "codes_exhausted", logging.ERROR, attempts=CODE_ATTEMPTS)
         return ServiceError("unavailable", "no room code is free right now; try again")
 
-    async def _seated(self, token: str, placed: Placed, start: bool = True) -> Seating:
+    async def _seated(self, token: str, placed: Placed) -> Seating:
         """The seating after a sit-down; a table made full starts now, as far as it can."""
-        if start and placed.start:
-            with suppress(ServiceError):  # logged; the table is due again after retry_ms
-                await self._starter.start(placed.table_id, "retry")
-        record = await self._store.table(placed.table_id)
-        if record is None:
-            raise ServiceError("no_table", "the table is gone")
+        record = placed.record
+        if placed.start:
+            try:
+                record = await self._starter.start(record, "retry")
+            except ServiceError:  # logged; the table is due again after retry_ms
+                record = await self._store.table(placed.table_id) or record
         return Seating(token, placed.seat, record)
 
     # -- by token --------------------------------------------------------------------------
@@ -157,21 +158,15 @@ class Matchmaker:
             raise ServiceError("no_table", "the table was closed")
         if not await self._starter.claim(record.id):
             raise ServiceError("already_started", "the table has already started")
-        started = await self._starter.start(record.id, "wait")
-        if started is None:
-            raise ServiceError("no_table", "the table is gone")
-        return started
+        return await self._starter.start(record, "wait")
 
     async def leave(self, token: str) -> TableRecord:
         normal = normalize_token(token)
         if normal is None:
             raise _bad_token()
-        table_id = await self._store.leave(hash_token(normal), self._clock(), self._timings)
-        record = await self._store.table(table_id)
-        if record is None:
-            raise _bad_token()
+        record = await self._store.leave(hash_token(normal), self._clock(), self._timings)
         if record.status == "closed":
-            event(log, "table_closed", table=table_id)
+            event(log, "table_closed", table=record.id)
         return record
 
     async def lobby(self, code: str) -> TableRecord:

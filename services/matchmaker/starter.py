@@ -53,12 +53,11 @@ class Starter:
         """Claim a waiting table to start it now (False: it is not waiting)."""
         return await self._store.claim(table_id, self._owner, self._clock(), self._timings)
 
-    async def start(self, table_id: str, on_fail: ReleaseMode) -> TableRecord | None:
-        """Start a table this replica has claimed; the record after. On a failed
-        placement the claim is released by ``on_fail`` and the ``ServiceError`` raised."""
-        record = await self._store.table(table_id)
-        if record is None:
-            return None
+    async def start(self, record: TableRecord, on_fail: ReleaseMode) -> TableRecord:
+        """Start a table this replica has claimed (``record``: as claimed); the table after.
+        On a failed placement the claim is released by ``on_fail`` and the
+        ``ServiceError`` raised."""
+        table_id = record.id
         free = [i for i, seat in enumerate(record.seats) if not seat.taken]
         names = bot_names(record.id, len(free), {seat.name for seat in record.seats})
         bots = list(zip(free, names, strict=True))
@@ -80,15 +79,18 @@ class Starter:
             )
             event(log, "start_failed", table=table_id, code=err.code, then=status)
             raise
-        if await self._store.finish(table_id, self._owner, replica, bots, self._timings):
+        started = await self._store.finish(table_id, self._owner, replica, bots, self._timings)
+        if started is not None:
             event(log, "table_started", table=table_id, humans=record.humans, bots=len(bots))
-        else:
-            event(log, "start_lost", logging.WARNING, table=table_id)
-        return await self._store.table(table_id)
+            return started
+        event(log, "start_lost", logging.WARNING, table=table_id)
+        return await self._store.table(table_id) or record
 
     async def _start_quietly(self, table_id: str) -> None:
         try:
-            await self.start(table_id, "retry")
+            record = await self._store.table(table_id)
+            if record is not None:
+                await self.start(record, "retry")
         except ServiceError:
             pass  # logged by start; the table is due again after retry_ms
         except Exception as exc:

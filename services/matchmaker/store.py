@@ -48,8 +48,8 @@ class Store(Protocol):
         claimed for ``owner``): ``no_code``, ``table_full``, ``already_started``."""
         ...
 
-    async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> str:
-        """Leave a waiting table; returns its id. A creator closes it, a joiner frees the
+    async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> TableRecord:
+        """Leave a waiting table; the table after. A creator closes it, a joiner frees the
         seat (a quick-match table with no human left closes). ``bad_token``,
         ``already_started``."""
         ...
@@ -69,9 +69,9 @@ class Store(Protocol):
         replica: str,
         bots: Sequence[tuple[int, str]],
         timings: Timings,
-    ) -> bool:
-        """Record a start: status started, the replica, bots in the empty seats. False if
-        ``owner`` no longer holds the claim."""
+    ) -> TableRecord | None:
+        """Record a start: status started, the replica, bots in the empty seats; the table
+        after. None if ``owner`` no longer holds the claim."""
         ...
 
     async def release(

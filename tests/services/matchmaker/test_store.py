@@ -39,6 +39,7 @@ def private(players: int = 2, code: str | None = None) -> NewTable:
 async def test_quick_join_opens_a_table_then_fills_the_oldest(store: Store) -> None:
     first = await store.quick_join(quick(3), ann := sitter("Ann"), NOW, T, "me")
     assert first is not None and first.seat == 0 and not first.start
+    assert first.record.id == first.table_id and first.record.version == 1
     second = await store.quick_join(quick(3), sitter("Bob"), NOW + 5, T, "me")
     assert second is not None and second.table_id == first.table_id and second.seat == 1
     third = await store.quick_join(quick(3), sitter("Cy"), NOW + 9, T, "me")
@@ -124,8 +125,9 @@ async def test_an_expired_claim_is_taken_over_and_the_old_owner_cannot_finish(
     assert await store.claim_due("live", NOW + T.claim_ms, 10, T) == [placed.table_id]
     assert not await store.finish(placed.table_id, "dead", "10.0.0.1:1", [(1, "Bot Ada")], T)
     assert await store.release(placed.table_id, "dead", NOW, "close", T) == "lost"
-    assert await store.finish(placed.table_id, "live", "10.0.0.2:2", [(1, "Bot Ada")], T)
-    record = await store.table(placed.table_id)
+    started = await store.finish(placed.table_id, "live", "10.0.0.2:2", [(1, "Bot Ada")], T)
+    assert started == await store.table(placed.table_id)
+    record = started
     assert record is not None and record.status == "started"
     assert record.replica == "10.0.0.2:2"
     assert [(s.name, s.bot) for s in record.seats] == [("Ann", False), ("Bot Ada", True)]
@@ -209,7 +211,8 @@ async def test_a_creator_who_leaves_closes_the_table(store: Store) -> None:
     await store.create_private(table, creator, NOW, T, None)
     joiner = sitter("Bob")
     await store.join_code(table.code, joiner, NOW, T, "me")
-    assert await store.leave(creator.token_hash, NOW, T) == table.id
+    left = await store.leave(creator.token_hash, NOW, T)
+    assert (left.id, left.status) == (table.id, "closed")
     record = await store.table(table.id)
     assert record is not None and record.status == "closed"
     assert await store.table_by_code(table.code) is None
@@ -218,7 +221,7 @@ async def test_a_creator_who_leaves_closes_the_table(store: Store) -> None:
     with pytest.raises(ServiceError) as caught:
         await store.join_code(table.code, sitter("Cy"), NOW, T, "me")
     assert caught.value.code == "no_code"
-    assert await store.leave(joiner.token_hash, NOW, T) == table.id  # leaving a closed table
+    assert (await store.leave(joiner.token_hash, NOW, T)).status == "closed"  # no-op now
 
 
 async def test_a_joiner_who_leaves_frees_the_seat(store: Store) -> None:
