@@ -145,26 +145,24 @@ class Player:
         Returns how many decisions this seat made.
         """
         decisions = 0
+        probe = f"({{done: Boolean({condition}), more: Boolean({CAN_CONTINUE}), tv: {STATE}.tv}})"
         for _ in range(max_decisions):
             self.page.wait_for_function(
                 f"({condition}) || {CAN_CONTINUE} || {MY_DECISION}", timeout=60_000
             )
-            if self.page.evaluate(condition):
+            now = self.page.evaluate(probe)
+            if now["done"]:
                 return decisions
-            if self.page.evaluate(CAN_CONTINUE):
+            if now["more"]:
                 if by == "key":
                     self.page.keyboard.press("Enter")
                 else:
                     self.page.locator("#btn-continue").click()
                 self.page.wait_for_function(f"!({CAN_CONTINUE})")
                 continue
-            tv = self.tv()
-            if tv["view"]["phase"] == "draw":
-                source, _ = self.choose(tv)
-                self._act(source, None, by)
-            else:
-                action, slot = self.choose(tv)
-                self._act(action, slot, by)
+            tv = now["tv"]
+            action, slot = self.choose(tv)
+            self._act(action, slot, by)
             decisions += 1
             self.wait_version_after(tv["version"])
         raise AssertionError(f"{condition} did not happen within {max_decisions} decisions")
