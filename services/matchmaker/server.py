@@ -199,9 +199,9 @@ async def create_server(
     registry: Registry | None = None,
     *,
     codes: CodeSource = new_code,
-    clock: Callable[[], int] = _wall_ms,
 ) -> Running:
-    """Build, bind and start the matchmaker (port 0 binds any free port)."""
+    """Build, bind and start the matchmaker (port 0 binds any free port). ``codes`` makes
+    candidate room codes (tests inject one that repeats, to force collisions)."""
     closers: list[Callable[[], Awaitable[None]]] = []
     if store is None or registry is None:
         if settings.redis_url:
@@ -225,7 +225,7 @@ async def create_server(
     placer = Placer(registry, settings.create_timeout_ms / 1000, settings.table_addr)
     closers.insert(0, placer.close)
     owner = secrets.token_hex(8)
-    starter = Starter(store, placer, timings, owner, clock)
+    starter = Starter(store, placer, timings, owner, _wall_ms)
     hub = Hub()
     matchmaker = Matchmaker(
         store,
@@ -234,7 +234,7 @@ async def create_server(
         timings,
         level=settings.bot_level,
         codes=codes,
-        clock=clock,
+        clock=_wall_ms,
         watch_poll_s=settings.watch_poll_ms / 1000,
     )
     server = grpc.aio.server()
