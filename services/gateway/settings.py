@@ -37,5 +37,8 @@ class GatewaySettings:
     # zlib state (measured ~130 KB per connection against ~33 KB without).
     ws_compression: bool = False
     forwarded_allow_ips: str = "127.0.0.1"
+    # The kernel's send buffer per connection, bytes (like nginx's listen sndbuf=); 0 = the
+    # kernel's own, which grows to megabytes for a client that stops reading.
+    socket_sndbuf: int = 0
     shutdown_grace_s: float = 5.0
     static_dir: str = ""  # empty: services/gateway/static

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from services.bot.server import Running as BotRunning
+from services.common.registry import MemoryRegistry
 from services.gateway.server import Running, create_server
 from services.gateway.settings import GatewaySettings
+from services.matchmaker.server import Running as MatchmakerRunning
+from services.matchmaker.server import create_server as create_matchmaker
+from services.matchmaker.settings import MatchmakerSettings
+from services.table.server import Running as TableRunning
+from services.table.server import create_server as create_table_server
+from services.table.settings import TableSettings
+from services.table.store_memory import MemoryStore
 
 # Nothing listens on port 1: calls to the services fail at once as `unavailable`.
 NOWHERE = "127.0.0.1:1"
@@ -55,3 +65,79 @@ def ws_url(server: Running) -> str:
 
 def http_url(server: Running, path: str) -> str:
     return f"http://127.0.0.1:{server.port}{path}"
+
+
+@dataclass
+class Services:
+    """Real bot, table and matchmaker services in this process, on free ports."""
+
+    bot: BotRunning
+    table: TableRunning
+    matchmaker: MatchmakerRunning
+    store: MemoryStore
+    registry: MemoryRegistry
+
+
+def table_settings(**overrides: Any) -> TableSettings:
+    values: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "bot_delay_ms": 0,
+        "continue_ms": 5_000,
+        "lease_ms": 600,
+        "sweep_ms": 100,
+        "heartbeat_ms": 100,
+        "heartbeat_ttl_ms": 300,
+        "stop_grace_ms": 0,
+    }
+    values.update(overrides)
+    return TableSettings(**values)
+
+
+StartServices = Callable[..., Awaitable[Services]]
+
+
+@pytest.fixture
+async def start_services(bot_server: BotRunning) -> AsyncIterator[StartServices]:
+    """``await start_services(**table_settings)``: a table replica and a matchmaker."""
+    started: list[Services] = []
+
+    async def start(**table_overrides: Any) -> Services:
+        store = MemoryStore()
+        registry = MemoryRegistry()
+        table = await create_table_server(
+            table_settings(**table_overrides),
+            store=store,
+            registry=registry,
+            bot_addr=bot_server.addr,
+        )
+        mm_settings = MatchmakerSettings(
+            host="127.0.0.1",
+            port=0,
+            table_addr=table.addr,
+            fill_ms=300,
+            fill_lone_ms=300,
+            tick_ms=50,
+        )
+        matchmaker = await create_matchmaker(mm_settings, registry=registry)
+        started.append(Services(bot_server, table, matchmaker, store, registry))
+        return started[-1]
+
+    yield start
+    for running in started:
+        await running.matchmaker.stop(0)
+        if not running.table.tables.draining:
+            await running.table.stop(0)
+
+
+@pytest.fixture
+async def services(start_services: StartServices) -> Services:
+    return await start_services()
+
+
+@pytest.fixture
+async def system(services: Services, start_gateway: StartGateway) -> Running:
+    """A gateway in front of ``services``."""
+    return await start_gateway(
+        matchmaker_addr=services.matchmaker.addr, table_addr=services.table.addr
+    )

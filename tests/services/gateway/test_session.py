@@ -174,8 +174,12 @@ async def test_new_games_are_limited_per_address_across_connections(
         assert (await first.recv(timeout=10))["code"] == "rate_limited"
 
 
-async def test_a_client_that_does_not_read_is_dropped(start_gateway: StartGateway) -> None:
-    gateway = await start_gateway(msg_rate=1e6, msg_burst=10**6, outbound_queue=4)
+async def test_a_client_that_does_not_read_is_dropped(
+    start_gateway: StartGateway,
+) -> None:
+    gateway = await start_gateway(
+        msg_rate=1e6, msg_burst=10**6, outbound_queue=4, socket_sndbuf=4096
+    )
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", gateway.port))

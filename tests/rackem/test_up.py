@@ -1,0 +1,117 @@
+"""``rackem up`` as a user runs it: a subprocess on a free port, played through, then stopped."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+import redis
+
+from rackcore import verify
+from rackem.client import Client, ConnectionLost, choose_move, play_match
+
+FAST_ENV = {"BOT_DELAY_MS": "0", "LOG_LEVEL": "WARNING"}
+
+
+@contextmanager
+def rackem_up(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``rackem up --port 0 --no-browser ARGS``; the process and the URL it printed."""
+    with tempfile.TemporaryFile("w+") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rackem.cli", "up", "--port", "0", "--no-browser", *args],
+            env={**os.environ, **FAST_ENV},
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            found = re.search(r"open (http://\S+)", line)
+            if found is None:
+                errors.seek(0)
+                pytest.fail(f"rackem up did not start: {line!r} {errors.read()[-2000:]}")
+            yield proc, found.group(1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            assert proc.stdout is not None
+            proc.stdout.close()
+
+
+async def test_rackem_up_serves_a_whole_match_and_stops_cleanly_on_sigterm() -> None:
+    with rackem_up() as (proc, url):
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            assert (await http.get(f"{url}/healthz")).status_code == 200
+            assert (await http.get(f"{url}/readyz")).status_code == 200
+        async with Client(url) as client:
+            seated = await client.create_table(
+                "Ann", {"players": 2, "target": 50}, level="easy", start_now=True
+            )
+            final = await play_match(client, timeout=60)
+            assert final["status"] == "finished"
+            async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+                log = (await http.get(f"{url}/match/{seated['table_id']}.json")).json()
+            assert verify(log)["valid"]
+            proc.send_signal(signal.SIGTERM)
+            with pytest.raises(ConnectionLost) as lost:
+                await client.wait_for("never", timeout=10)
+            assert lost.value.code == 1001  # go elsewhere: the gateway is going away
+        assert proc.wait(timeout=10) == 0
+        assert proc.stdout is not None
+        assert proc.stdout.read().splitlines() == ["rackem: stopping", "rackem: stopped"]
+
+
+async def test_rackem_up_stops_on_ctrl_c_in_the_middle_of_a_match() -> None:
+    with rackem_up() as (proc, url):
+        async with Client(url) as client:
+            await client.create_table("Ann", {"players": 4}, level="easy", start_now=True)
+            await client.wait_for("view")
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=10) == 0
+
+
+def test_rackem_up_reports_a_port_in_use() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        done = subprocess.run(
+            [sys.executable, "-m", "rackem.cli", "up", "--port", port, "--no-browser"],
+            env={**os.environ, **FAST_ENV},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert "rackem up: cannot start" in done.stderr
+    assert done.stdout == ""
+
+
+async def test_rackem_up_can_keep_its_state_in_redis(redis_url: str) -> None:
+    own_db = redis_url.rsplit("/", 1)[0] + "/7"  # this test's own database of the shared Redis
+    with rackem_up("--redis", own_db) as (proc, url):
+        async with Client(url) as client:
+            seated = await client.create_table("Ann", {"players": 2}, level="easy", start_now=True)
+            seen = 0
+            while True:  # a few moves, the bot's and ours
+                view = await client.next_view(seen)
+                seen = client.views_seen
+                if view["version"] >= 4:
+                    break
+                if view["legal"]:
+                    await client.move(choose_move(view), version=view["version"])
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    with redis.Redis.from_url(own_db, decode_responses=True) as db:
+        logged = db.llen(f"rackem:{{t:{seated['table_id']}}}:log")
+        db.flushdb()
+    assert logged >= view["version"]

@@ -1,0 +1,78 @@
+"""Table requests reach the table's owner: redirects and the TABLE_ADDR fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from services._gen.rackem.v1 import table_pb2 as tb
+from services.common.errors import ServiceError
+from services.gateway.backends import Backends, reroute
+from services.table.server import create_server as create_table_server
+
+from .conftest import NOWHERE, Services, table_settings
+
+
+async def create_table(backends: Backends, addr: str) -> str:
+    request = tb.CreateTableRequest(
+        seats=[tb.SeatSpec(name="Ann"), tb.SeatSpec(name="Bot", bot=True, level="easy")]
+    )
+    reply, _ = await backends.call_table(addr, lambda stub: stub.CreateTable(request, timeout=5))
+    return reply.table_id
+
+
+async def test_a_replica_that_does_not_own_the_table_redirects_to_the_owner(
+    services: Services,
+) -> None:
+    other = await create_table_server(
+        table_settings(),
+        store=services.store,
+        registry=services.registry,
+        bot_addr=services.bot.addr,
+    )
+    backends = Backends(services.matchmaker.addr, other.addr, timeout=5)
+    try:
+        table_id = await create_table(backends, services.table.addr)
+        summary_request = tb.SummaryRequest(table_id=table_id)
+        summary, served_by = await backends.call_table(
+            "", lambda stub: stub.GetSummary(summary_request, timeout=5)
+        )
+        assert served_by == services.table.addr != other.addr
+        assert (summary.table_id, summary.replica) == (table_id, services.table.addr)
+    finally:
+        await backends.close()
+        await other.stop(0)
+
+
+async def test_a_replica_that_does_not_answer_is_retried_through_table_addr(
+    services: Services,
+) -> None:
+    backends = Backends(services.matchmaker.addr, services.table.addr, timeout=5)
+    try:
+        table_id = await create_table(backends, "")
+        request = tb.SummaryRequest(table_id=table_id)
+        summary, served_by = await backends.call_table(
+            NOWHERE, lambda stub: stub.GetSummary(request, timeout=5)
+        )
+        assert (summary.table_id, served_by) == (table_id, services.table.addr)
+    finally:
+        await backends.close()
+
+
+async def test_refusals_are_not_retried(services: Services) -> None:
+    backends = Backends(services.matchmaker.addr, services.table.addr, timeout=5)
+    request = tb.SummaryRequest(table_id="t0000000000000000")
+    try:
+        with pytest.raises(ServiceError) as refused:
+            await backends.call_table("", lambda stub: stub.GetSummary(request, timeout=5))
+        assert refused.value.code == "no_table"
+    finally:
+        await backends.close()
+
+
+def test_reroute_follows_the_owner_then_falls_back_to_table_addr() -> None:
+    owner = ServiceError("wrong_replica", "not here", owner="10.0.0.2:50052")
+    assert reroute(owner, "10.0.0.1:50052", "table:50052") == "10.0.0.2:50052"
+    gone = ServiceError("unavailable", "down")
+    assert reroute(gone, "10.0.0.1:50052", "table:50052") == "table:50052"
+    assert reroute(gone, "table:50052", "table:50052") is None
+    assert reroute(ServiceError("bad_token", "no"), "10.0.0.1:50052", "table:50052") is None
