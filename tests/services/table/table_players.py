@@ -25,7 +25,7 @@ from services.table.settings import TableSettings
 FAST: dict[str, Any] = {
     "host": "127.0.0.1",
     "port": 0,
-    "decision_ms": 5_000,
+    "decision_ms": 30_000,  # long: tests that need a clock to run out set their own
     "bot_delay_ms": 0,
     "continue_ms": 2_000,
     "abandon_ms": 60_000,

@@ -23,10 +23,16 @@ def _views(stub: Stub, table_id: str, token: str) -> Any:
     return stub.Subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
 
 
+async def _read(stream: Any) -> game_pb2.TableView:
+    view = await stream.read()
+    assert isinstance(view, game_pb2.TableView), "the stream ended"
+    return view
+
+
 async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
     start_table_server: ServerFactory,
 ) -> None:
-    server = await start_table_server(decision_ms=150, bot_delay_ms=500)
+    server = await start_table_server(decision_ms=150, bot_delay_ms=1_000)
     async with grpc.aio.insecure_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=1, bots=1)
@@ -34,14 +40,14 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
         stream = _views(stub, tid, token)
         seen: list[game_pb2.TableView] = []
         reply = None
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(30):
+            # The human does nothing until its seat is covered on its turn to draw, then
+            # draws itself (before the cover, which waits a second while a human watches).
             while reply is None:
-                view = await stream.read()
+                view = await _read(stream)
                 seen.append(view)
-                cover_moved = any(v.last_move.by == "cover" for v in seen)
                 covered_turn = (
-                    cover_moved
-                    and view.seats[0].kind == "cover"
+                    view.seats[0].kind == "cover"
                     and view.status == "playing"
                     and view.view.turn == 0
                     and view.view.phase == "draw"
@@ -60,13 +66,16 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
                     reply = await stub.SubmitMove(request)
                 except grpc.aio.AioRpcError as exc:
                     assert error_code(exc) == "stale_version"  # the cover was quicker
+            # Then it stops again: its resolve clock runs out and the cover plays for it.
+            while not (seen[-1].last_move.by == "cover" and seen[-1].last_move.seat == 0):
+                seen.append(await _read(stream))
         stream.cancel()
-    human_turns = [v for v in seen if v.view.turn == 0 and v.seats[0].kind == "human"]
-    assert human_turns and all(v.deadline_ms > 0 for v in human_turns if v.status == "playing")
-    assert any(v.last_move.seat == 0 and v.last_move.by == "cover" for v in seen)
     assert reply.view.seats[0].kind == "human"
     assert reply.view.last_move.by == "human" and reply.view.last_move.seat == 0
     assert reply.view.deadline_ms > 0  # the human's clock runs again for the next decision
+    human_turns = [v for v in seen if v.view.turn == 0 and v.seats[0].kind == "human"]
+    assert human_turns and all(v.deadline_ms > 0 for v in human_turns if v.status == "playing")
+    assert seen[-1].seats[0].kind == "cover"
 
 
 async def test_the_round_over_screen_waits_for_the_connected_human(
