@@ -203,13 +203,13 @@ class Session:
     async def _follow_seat(self, seat: Seat, lobby: mm.Lobby, announce: Callable[[], None]) -> None:
         try:
             over = await follow(self.hub, seat, lobby, self.push, announce)
-        except ServiceError as err:
+        except ServiceError as err:  # the seat is no longer followed: the client may resume
             self._refuse(from_service(err.code, err.message))
-            over = err.code in ("bad_token", "no_table")
+            over = True
         except Exception:
             log.exception("unexpected_error")
             self._refuse(ProtocolError("internal", "internal error"))
-            return
+            over = True
         if over is None and not seat.leaving:  # ended for a newer connection of the seat
             self.replaced()
         elif over and self.seat is seat:

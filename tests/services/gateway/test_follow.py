@@ -258,3 +258,35 @@ async def test_a_table_moving_replicas_is_followed_through_table_addr(
         finally:
             await backup.stop(0)
     assert final["status"] == "finished"
+
+
+async def test_a_seat_whose_table_cannot_be_reached_is_let_go_and_can_be_resumed(
+    services: Services, start_gateway: StartGateway
+) -> None:
+    with socket.socket() as probe:  # TABLE_ADDR: nothing answers there until later
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    gateway = await start_gateway(
+        matchmaker_addr=services.matchmaker.addr,
+        table_addr=f"127.0.0.1:{port}",
+        resubscribe_backoff_s=0.1,  # gives up after about 1.5 s
+    )
+    async with Client(ws_url(gateway)) as client:
+        seated = await client.create_table("Ann", FAST, level="easy", start_now=True)
+        await client.wait_for("view")
+        await services.table.stop(0)
+        lost = await client.wait_for("error", timeout=15)
+        assert lost["code"] == "unavailable"
+        backup = await create_table_server(
+            table_settings(port=port),
+            store=services.store,
+            registry=services.registry,
+            bot_addr=services.bot.addr,
+        )
+        try:
+            again = await client.resume(seated["token"])
+            assert again["table_id"] == seated["table_id"]
+            final = await play_match(client, timeout=60)
+            assert final["status"] == "finished"
+        finally:
+            await backup.stop(0)
