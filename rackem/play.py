@@ -33,7 +33,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return asyncio.run(Terminal(args.url, args.name).main())
+    try:
+        return asyncio.run(Terminal(args.url, args.name).main())
+    except KeyboardInterrupt:
+        return 130
 
 
 class Lines:
@@ -212,6 +215,8 @@ class Terminal:
 
     def show(self, message: Message) -> str:
         kind = message["type"]
+        if kind in ("lobby", "view") and message["table_id"] != self.client.table_id:
+            return ""  # left over from an earlier table
         if kind == "seated":
             self.say(f"seated at table {message['code']} in seat {message['seat'] + 1}")
         elif kind == "lobby":
