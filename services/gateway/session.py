@@ -72,13 +72,10 @@ class Session:
         try:
             await asyncio.wait({self._sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (receiver, self._sender, self._follow):
-                if task is not None:
-                    task.cancel()
-            for task in (receiver, self._sender, self._follow):
-                if task is not None:
-                    with contextlib.suppress(BaseException):
-                        await task
+            tasks = [t for t in (receiver, self._sender, self._follow) if t is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             if self._hard and self._closing is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self.ws.close(self._closing), timeout=1.0)
