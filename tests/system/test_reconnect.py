@@ -63,6 +63,14 @@ async def test_a_silent_seat_is_covered_by_a_bot_and_returned_when_it_acts(stack
                         if err.code not in ("stale_version", "not_your_turn", "illegal_move"):
                             raise
                 await quiet.next_view(quiet.views_seen)
-        view = await quiet.next_view(quiet.views_seen - 1)
+        # The view of that move (it may arrive just after `moved`) shows the human back.
+        view = await quiet.wait_view(
+            lambda v: (
+                v["last_move"]
+                and v["last_move"]["seat"] == seat
+                and v["last_move"].get("by") == "human"
+            ),
+            timeout=30,
+        )
         assert view["seats"][seat]["kind"] == "human"
         await quiet.leave()
