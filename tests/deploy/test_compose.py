@@ -1,7 +1,8 @@
-"""compose.yaml: the whole system on one machine, healthy, the gateway answering the host."""
+"""compose.yaml: the whole system on one machine, healthy, serving a whole match to the host."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -15,6 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+
+import rackcore
+from rackem.client import Client, play_match
 
 if TYPE_CHECKING:
     from tests.conftest import Engine
@@ -116,3 +120,24 @@ def test_compose_stack_comes_up_healthy_and_serves_the_host(stack: Stack) -> Non
 
     response = httpx.get(f"http://127.0.0.1:{stack.port}/healthz", timeout=10)
     assert response.status_code == 200
+
+    # The stack serves a whole match to two protocol clients meeting by room code, across
+    # two table replicas on Redis, and its record verifies.
+    finals, table_id = asyncio.run(_play_private_match(f"ws://127.0.0.1:{stack.port}/ws"))
+    views = [final["view"] for final in finals]
+    assert [final["status"] for final in finals] == ["finished", "finished"]
+    assert views[0]["scores"] == views[1]["scores"]
+    assert views[0]["winner"] == views[1]["winner"] is not None
+    log = httpx.get(f"http://127.0.0.1:{stack.port}/match/{table_id}.json", timeout=10).json()
+    verdict = rackcore.verify(log)
+    assert verdict["valid"], verdict
+    assert verdict["scores"] == views[0]["scores"]
+
+
+async def _play_private_match(url: str) -> tuple[list[dict[str, Any]], str]:
+    async with Client(url) as host, Client(url) as guest:
+        await host.create_table("Host", rules={"players": 2, "target": 100})
+        assert host.code is not None and host.table_id is not None
+        await guest.join(host.code, "Guest")
+        finals = await asyncio.gather(play_match(host, timeout=300), play_match(guest, timeout=300))
+        return list(finals), host.table_id
