@@ -1,0 +1,400 @@
+"""Load on the whole stack: N protocol clients playing through the gateway, beside a bare echo.
+
+    python3 bench/load.py --clients 100 --pace 3 --duration 60
+    python3 bench/load.py --clients 1 --pace 0 --duration 60        # the single-client ratio
+    python3 bench/load.py --clients 1000 --pace 3 --humans-per-table 2 --json
+    python3 bench/load.py --stack processes --clients 1000 ...       # a process per service
+    python3 bench/load.py --url ws://127.0.0.1:8000/ws --server-pid PID ...
+
+By default it starts ``rackem up --port <free> --no-browser`` as a subprocess;
+``--stack processes`` instead runs every service as its own ``rackem serve`` process
+(``tests/system/stack.py``) on a ``redis-server`` of its own. Either way with
+``GAMES_PER_IP=0`` (every client comes from 127.0.0.1; ``--server-env K=V`` adds
+settings), and it stops them at the end. ``--url`` uses a running gateway instead
+(give it ``GAMES_PER_IP=0``). In the same run it starts ``bench/echo_server.py`` (bare
+Starlette + uvicorn, ``wsproto`` as the gateway) and measures its round trip with the
+same client code: one client as fast as it can, then (``--echo-duration``) the same
+number of clients at the same pace; with one client (or ``--paired-echo``) each move is
+also preceded by one echo round trip, so both are timed under the same machine load.
+
+Each client (``rackem.client.Client``) loops: new table → play to the end → next table,
+until the run ends. With ``--humans-per-table 1`` (default) a table is "new game against
+the computer" (``create_table`` with ``start_now``, bots of ``--level``, the bot delay the
+server is configured with); with ``--humans-per-table H`` groups of H clients share a
+private table (the first creates it, the others join by its code). Before each move
+and each continue a client thinks for a random time with mean ``--pace`` seconds
+(exponential; 0: none), then chooses with ``rackcore.bots`` (``--chooser``).
+Move latency is client send → ``moved`` received. Clients connect and sit down spread
+over ``--ramp`` seconds; figures count only the ``--duration`` seconds after the ramp.
+Clients run in ``--procs`` worker processes, each one asyncio loop; the worker CPU and
+event-loop lag are printed, so a client-side bottleneck shows. For the servers it
+prints CPU (per move, per client joining, per process), the time their threads were
+runnable but waited for a CPU (the rest of the machine holding them back), and RSS.
+
+Loopback only; bounded in count (``--clients``) and time (ramp + duration, then every
+connection is closed and the subprocesses are stopped). Prints figures and asserts
+nothing. Client and server share the machine: compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import time
+import urllib.request
+from dataclasses import dataclass, replace
+from typing import Any
+
+from load_clients import Plan, Tally, raise_fd_limit, shares, worker
+from load_servers import Processes, Sample, Servers, start_echo, start_servers, stop_process
+
+from rackem.client import ws_url
+
+GOAL_RATIO = 4.0
+GOAL_P99_MS = 100.0
+MEMORY_MIN_CLIENTS = 50  # fewer: allocator noise swamps the per-client figure
+
+
+def _gateway_metrics(url: str) -> dict[str, float]:
+    """The gateway's move-latency histogram sum and count (empty if unavailable)."""
+    http = url.replace("ws://", "http://", 1).rsplit("/ws", 1)[0] + "/metrics"
+    out: dict[str, float] = {}
+    try:
+        with urllib.request.urlopen(http, timeout=5) as reply:
+            text = reply.read().decode()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        for name in ("sum", "count"):
+            if line.startswith(f"rackem_gateway_move_latency_seconds_{name} "):
+                out[name] = float(line.split()[1])
+    return out
+
+
+# -- one phase: workers plus samples of the servers ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    begin: Sample  # before the first client connects
+    start: Sample  # the window opens
+    end: Sample  # the window closes
+    gateway_move_ms: float | None  # mean gateway → table SubmitMove in the window
+
+
+def run_phase(plan: Plan, procs: int, servers: Processes, scrape: bool) -> tuple[Tally, Samples]:
+    begin = servers.sample()
+    parts = shares(plan, procs)
+    with multiprocessing.get_context("spawn").Pool(len(parts)) as pool:
+        pending = pool.starmap_async(worker, [(plan, part) for part in parts])
+        while time.time() < plan.start:
+            time.sleep(0.05)
+        start = servers.sample()
+        before = _gateway_metrics(plan.url) if scrape else {}
+        while time.time() < plan.end:
+            time.sleep(0.05)
+        end = servers.sample()
+        after = _gateway_metrics(plan.url) if scrape else {}
+        results = pending.get(timeout=plan.duration + plan.ramp + 120)
+    gateway_ms = None
+    if before and after and after["count"] > before["count"]:
+        gateway_ms = (after["sum"] - before["sum"]) / (after["count"] - before["count"]) * 1000
+    tally = Tally()
+    for result in results:
+        tally.merge(result)
+    return tally, Samples(begin, start, end, gateway_ms)
+
+
+# -- figures ------------------------------------------------------------------------------------
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value * 1000, 3)
+
+
+def summary(plan: Plan, procs: int, tally: Tally, samples: Samples) -> dict[str, Any]:
+    lat = tally.latencies
+    out: dict[str, Any] = {
+        "mode": plan.mode,
+        "clients": plan.clients,
+        "pace_s": plan.pace,
+        "ramp_s": plan.ramp,
+        "duration_s": plan.duration,
+        "procs": procs,
+        "connected_at_start": tally.at_start,
+        "round_trips" if plan.mode == "echo" else "moves": len(lat),
+        "per_second": round(len(lat) / plan.duration, 1),
+        "p50_ms": _ms(_quantile(lat, 0.5)),
+        "p99_ms": _ms(_quantile(lat, 0.99)),
+        "max_ms": _ms(max(lat) if lat else None),
+        "errors": dict(tally.errors),
+        "client_cpu_cores": round(tally.cpu / plan.duration, 2),
+        "client_loop_lag_p99_ms": _ms(_quantile(tally.lag, 0.99)),
+    }
+    if plan.mode == "game":
+        out |= {
+            "players": plan.players,
+            "humans_per_table": plan.humans,
+            "level": plan.level,
+            "views_per_second": round(tally.views / plan.duration, 1),
+            "games_finished": tally.games,
+        }
+        if tally.paired:
+            out["paired_echo"] = {
+                "round_trips": len(tally.paired),
+                "p50_ms": _ms(_quantile(tally.paired, 0.5)),
+                "p99_ms": _ms(_quantile(tally.paired, 0.99)),
+            }
+    out |= _server_figures(samples, len(lat), tally.at_start, plan.duration)
+    if samples.gateway_move_ms is not None:
+        out["gateway_submit_move_mean_ms"] = round(samples.gateway_move_ms, 3)
+    return out
+
+
+def _server_figures(s: Samples, done: int, joined: int, seconds: float) -> dict[str, Any]:
+    cpu = s.end.cpu_since(s.start)
+    if not cpu:
+        return {}
+    total = sum(cpu.values())
+    out: dict[str, Any] = {
+        "server_cpu_cores": round(total / seconds, 2),
+        "server_cpu_cores_by_process": {k: round(v / seconds, 2) for k, v in cpu.items()},
+        "server_cpu_wait_per_s": round(sum(s.end.waited_since(s.start).values()) / seconds, 2),
+    }
+    if done:
+        out["server_cpu_ms_per_op"] = round(total / done * 1000, 3)
+    if joined >= MEMORY_MIN_CLIENTS:
+        ramp = sum(s.start.cpu_since(s.begin).values())
+        out["server_cpu_ms_per_client_joining"] = round(ramp / joined * 1000, 2)
+    rss_begin, rss_start = sum(s.begin.rss.values()), sum(s.start.rss.values())
+    out["server_rss_mb"] = [round(rss_begin / 2**20, 1), round(rss_start / 2**20, 1)]
+    if joined >= MEMORY_MIN_CLIENTS:
+        out["server_kb_per_client"] = round((rss_start - rss_begin) / joined / 1024, 1)
+    return out
+
+
+def _text(title: str, s: dict[str, Any]) -> str:
+    unit = "moves" if "moves" in s else "round trips"
+    lines = [
+        title,
+        f"  {s.get('moves', s.get('round_trips'))} {unit}, {s['per_second']}/s  "
+        f"p50 {s['p50_ms']} ms  p99 {s['p99_ms']} ms  max {s['max_ms']} ms"
+        f"  ({s['connected_at_start']} connected when the window opened)",
+    ]
+    if "paired_echo" in s:
+        e = s["paired_echo"]
+        lines.append(
+            f"  paired echo (one round trip just before each move): {e['round_trips']}, "
+            f"p50 {e['p50_ms']} ms  p99 {e['p99_ms']} ms"
+        )
+    if "views_per_second" in s:
+        lines.append(f"  views {s['views_per_second']}/s, games finished {s['games_finished']}")
+    if "server_cpu_cores" in s:
+        per = s.get("server_cpu_ms_per_op")
+        text = f"  server: CPU {s['server_cpu_cores']} cores"
+        if len(s["server_cpu_cores_by_process"]) > 1:
+            text += f" {s['server_cpu_cores_by_process']}"
+        if per is not None:
+            text += f", {per} ms per {unit[:-1]}"
+        if "server_cpu_ms_per_client_joining" in s:
+            text += f", {s['server_cpu_ms_per_client_joining']} ms per client joining"
+        lines.append(text)
+        rss = s["server_rss_mb"]
+        text = f"  server: waited for a CPU {s['server_cpu_wait_per_s']} s/s; "
+        text += f"RSS {rss[0]} MB before the clients, {rss[1]} MB with them"
+        if "server_kb_per_client" in s:
+            text += f" ({s['server_kb_per_client']} KB per client)"
+        lines.append(text)
+    if "gateway_submit_move_mean_ms" in s:
+        lines.append(f"  gateway → table SubmitMove mean {s['gateway_submit_move_mean_ms']} ms")
+    lines.append(
+        f"  clients: {s['procs']} process(es), CPU {s['client_cpu_cores']} cores, "
+        f"loop lag p99 {s['client_loop_lag_p99_ms']} ms"
+    )
+    if s["errors"]:
+        lines.append(f"  errors/refusals: {s['errors']}")
+    return "\n".join(lines)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else round(a / b, 2)
+
+
+def ratios_and_goals(report: dict[str, Any]) -> None:
+    game, one = report["stack"], report["echo_1_client"]
+    same = report.get("echo_same_load", one)
+    paired = game.get("paired_echo", {})
+    ratios = {
+        "p50_vs_echo_1_client": _ratio(game["p50_ms"], one["p50_ms"]),
+        "p50_vs_paired_echo": _ratio(game["p50_ms"], paired.get("p50_ms")),
+        "p99_vs_paired_echo": _ratio(game["p99_ms"], paired.get("p99_ms")),
+        "p50_vs_echo_same_load": _ratio(game["p50_ms"], same["p50_ms"]),
+        "p99_vs_echo_same_load": _ratio(game["p99_ms"], same["p99_ms"]),
+        "server_cpu_per_move_vs_echo_round_trip": _ratio(
+            game.get("server_cpu_ms_per_op"), one.get("server_cpu_ms_per_op")
+        ),
+    }
+    single = ratios["p50_vs_paired_echo"] or ratios["p50_vs_echo_1_client"]
+    report["ratios"] = ratios
+    report["goals"] = {
+        f"one client's p50 within {GOAL_RATIO:g}x the echo's (meaningful with --clients 1)": (
+            single is not None and single <= GOAL_RATIO
+        ),
+        f"p99 under {GOAL_P99_MS:g} ms": (game["p99_ms"] or 1e9) < GOAL_P99_MS,
+    }
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+
+def _parse_env(items: list[str]) -> dict[str, str]:
+    env = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--server-env wants KEY=VALUE, not {item!r}")
+        env[key] = value
+    return env
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add("--clients", type=int, default=100, help="clients (default 100)")
+    add("--pace", type=float, default=3.0, help="mean think time before each move, s (0: none)")
+    add("--duration", type=float, default=30.0, help="measured seconds (default 30)")
+    add(
+        "--ramp",
+        type=float,
+        help="seconds over which clients connect and sit down (default clients/25, at least 2;"
+        " the echo phase: clients/50)",
+    )
+    add("--stack", choices=("up", "processes"), default="up", help="what to start (default up)")
+    add("--tables", type=int, default=1, help="table replicas with --stack processes")
+    add("--url", help="an existing gateway instead (give it GAMES_PER_IP=0)")
+    add("--server-pid", type=int, action="append", default=[], help="with --url: for CPU/RSS")
+    add("--server-env", action="append", default=[], metavar="K=V", help="server settings")
+    add("--players", type=int, default=2, help="seats per table (default 2)")
+    add("--humans-per-table", type=int, default=1, help="clients per table (default 1)")
+    add("--level", default="easy", help="the bots at the tables (default easy)")
+    add("--chooser", default="easy", help="how the clients play (a rackcore.bots level)")
+    add("--procs", type=int, default=1, help="client worker processes (default 1)")
+    add("--echo-duration", type=float, default=10.0, help="echo at the same load, s (0: skip)")
+    add(
+        "--paired-echo",
+        action=argparse.BooleanOptionalAction,
+        help="time an echo round trip just before each move (default: with one client)",
+    )
+    add("--seed", type=int, default=1)
+    add("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    if not 1 <= args.humans_per_table <= args.players <= 4 or args.clients < 1:
+        raise SystemExit("want 1 ≤ --humans-per-table ≤ --players ≤ 4 and --clients ≥ 1")
+    if args.clients > 20_000 or args.duration > 3_600:
+        raise SystemExit("bounded: at most 20,000 clients and 3,600 s")
+    return args
+
+
+def main() -> None:
+    args = _arguments()
+    raise_fd_limit()
+    # A client joining costs the stack ~10-25 ms of CPU (connect, table, subscriptions):
+    # joining much faster than this saturates it before the measured window opens.
+    ramp = args.ramp if args.ramp is not None else max(2.0, args.clients / 25)
+    procs = max(1, args.procs)
+    paired = args.paired_echo if args.paired_echo is not None else args.clients == 1
+    report: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+    }
+    servers: Servers | None = None
+    echo, echo_url = start_echo()
+    try:
+        if args.url:
+            url = ws_url(args.url)
+            pids = {f"pid {pid}": pid for pid in args.server_pid}
+            report["server"] = f"{url} (given)"
+        else:
+            servers = start_servers(args.stack, _parse_env(args.server_env), args.tables)
+            url, pids = servers.url, servers.pids
+            report["server"] = f"{args.stack}: {', '.join(pids)} (started by bench/load.py)"
+        echo_proc = Processes({"echo": echo.pid})
+        base = Plan(
+            mode="echo",
+            url=echo_url,
+            clients=1,
+            pace=0.0,
+            players=args.players,
+            humans=1,
+            level=args.level,
+            chooser=args.chooser,
+            t0=time.time() + 3.0,
+            ramp=1.0,
+            duration=5.0,
+            seed=args.seed,
+        )
+        report["echo_1_client"] = summary(base, 1, *run_phase(base, 1, echo_proc, False))
+        if args.echo_duration > 0 and (args.clients > 1 or args.pace > 0):
+            plan = replace(
+                base,
+                clients=args.clients,
+                pace=args.pace,
+                t0=time.time() + 3.0,
+                ramp=max(2.0, args.clients / 50),
+                duration=args.echo_duration,
+            )
+            same_load = run_phase(plan, procs, echo_proc, False)
+            report["echo_same_load"] = summary(plan, procs, *same_load)
+        plan = replace(
+            base,
+            mode="game",
+            url=url,
+            clients=args.clients,
+            pace=args.pace,
+            humans=args.humans_per_table,
+            t0=time.time() + 3.0,
+            ramp=ramp,
+            duration=args.duration,
+            paired_echo=echo_url if paired else "",
+        )
+        report["stack"] = summary(plan, procs, *run_phase(plan, procs, Processes(pids), True))
+    finally:
+        if servers is not None:
+            servers.stop()
+        stop_process(echo)
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    ratios_and_goals(report)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(
+        f"machine: {report['cpus']} CPUs, load average {report['load_average_before']} before, "
+        f"{report['load_average_after']} after\nserver: {report['server']}"
+    )
+    print(_text("echo, 1 client, as fast as it can", report["echo_1_client"]))
+    if "echo_same_load" in report:
+        same = report["echo_same_load"]
+        print(_text(f"echo, {args.clients} clients, pace {args.pace} s", same))
+    bots = args.players - args.humans_per_table
+    tables = f"{args.humans_per_table} human(s) and {bots} bot(s)"
+    tables += f" ({args.level})" if bots else ""
+    title = f"rackem, {args.clients} clients, pace {args.pace} s, {tables} per table"
+    print(_text(title, report["stack"]))
+    print(f"ratios: {report['ratios']}")
+    print(f"goals (measured, not asserted): {report['goals']}")
+
+
+if __name__ == "__main__":
+    main()

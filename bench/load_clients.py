@@ -1,0 +1,320 @@
+"""The clients of ``bench/load.py``: the plan a worker process follows, its players, its tally.
+
+A worker runs its share of the clients in one asyncio loop. Each ``Player`` is one
+``rackem.client.Client`` that plays table after table (or, in echo mode, sends frames to
+the echo server) and counts what happens inside the measured window into a ``Tally``,
+which goes back to ``bench/load.py`` through ``multiprocessing``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import resource
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rackem.client import FINAL, Client, ConnectionLost, ServerError, choose_move
+
+__all__ = ["Plan", "Tally", "raise_fd_limit", "shares", "worker"]
+
+MOVE_TIMEOUT_S = 30.0
+VIEW_TIMEOUT_S = 120.0  # a human's turn comes back within clocks + bot delays
+LAG_TICK_S = 0.05
+ECHO_FRAME = {"type": "move", "move": {"act": "draw", "from": "stock"}, "version": 7}
+_SKIPPED = frozenset(
+    {"stale_version", "not_your_turn", "illegal_move", "unavailable", "rate_limited"}
+)
+_UNREAD = frozenset({"rate_limited", "bad_frame"})
+
+
+# -- the plan a worker follows and what it counts ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    mode: str  # "game" or "echo"
+    url: str
+    clients: int
+    pace: float
+    players: int
+    humans: int  # per table
+    level: str  # the bots at the table
+    chooser: str  # how the clients choose their moves (a rackcore.bots level)
+    t0: float  # wall clock (time.time) of the first connection
+    ramp: float
+    duration: float
+    seed: int
+    paired_echo: str = ""  # game mode: an echo URL to time one round trip before each move
+
+    @property
+    def start(self) -> float:
+        """When the measured window opens: every client has had its turn to connect."""
+        return self.t0 + self.ramp
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+
+@dataclass(slots=True)
+class Tally:
+    latencies: list[float] = field(default_factory=list)  # seconds, moves sent in the window
+    paired: list[float] = field(default_factory=list)  # echo round trips just before moves
+    views: int = 0
+    games: int = 0
+    connected: int = 0  # open connections now
+    at_start: int = 0  # open connections when the window opened
+    errors: Counter[str] = field(default_factory=Counter)
+    lag: list[float] = field(default_factory=list)
+    cpu: float = 0.0  # this worker's CPU seconds in the window
+
+    def merge(self, other: Tally) -> None:
+        self.latencies += other.latencies
+        self.paired += other.paired
+        self.views += other.views
+        self.games += other.games
+        self.connected += other.connected
+        self.at_start += other.at_start
+        self.errors.update(other.errors)
+        self.lag += other.lag
+        self.cpu += other.cpu
+
+
+def _in_window(plan: Plan, t: float | None = None) -> bool:
+    now = time.time() if t is None else t
+    return plan.start <= now < plan.end
+
+
+async def _sleep_until(t: float) -> None:
+    delay = t - time.time()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def _with_id(wanted: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda message: bool(message.get("id") == wanted)
+
+
+# -- one client ---------------------------------------------------------------------------
+
+
+class Player:
+    """One protocol client of the plan; ``group`` shares room codes between a table's humans."""
+
+    def __init__(self, plan: Plan, index: int, tally: Tally, group: list[asyncio.Queue[str]]):
+        self.plan = plan
+        self.index = index
+        self.tally = tally
+        self.group = group  # one code queue per joiner of this client's table
+        self.rnd = random.Random(plan.seed * 1_000_003 + index)
+        self.name = f"Load{index % 100_000}"
+        self.echo_client: Client | None = None
+
+    async def think(self) -> None:
+        if self.plan.pace > 0:
+            await asyncio.sleep(self.rnd.expovariate(1.0 / self.plan.pace))
+
+    async def run(self) -> None:
+        plan = self.plan
+        await _sleep_until(plan.t0 + plan.ramp * self.index / max(1, plan.clients))
+        while time.time() < plan.end:
+            client = Client(plan.url, client="rackem-load/1")
+            try:
+                await client.connect(hello=plan.mode == "game")
+                self.tally.connected += 1
+                try:
+                    if plan.mode == "echo":
+                        await self.echo(client)
+                    else:
+                        await self.games(client)
+                finally:
+                    self.tally.connected -= 1
+                    await client.close()
+            except (ConnectionLost, OSError, TimeoutError) as exc:
+                self.tally.errors[f"connection:{type(exc).__name__}"] += 1
+                await asyncio.sleep(1.0)
+            except ServerError as err:
+                self.tally.errors[err.code] += 1
+                await asyncio.sleep(1.0)
+
+    async def echo(self, client: Client) -> None:
+        while time.time() < self.plan.end:
+            await self.think()
+            sent_at = time.time()
+            took = await self.round_trip(client)
+            if _in_window(self.plan, sent_at):
+                self.tally.latencies.append(took)
+
+    async def round_trip(self, echo: Client) -> float:
+        """One frame to the echo server and back (through the same client code as a move)."""
+        frame_id = f"e{self.rnd.getrandbits(32):08x}"
+        sent = time.perf_counter()
+        await echo.send(ECHO_FRAME | {"id": frame_id})
+        await echo.wait_for("move", _with_id(frame_id), timeout=MOVE_TIMEOUT_S)
+        return time.perf_counter() - sent
+
+    async def games(self, client: Client) -> None:
+        """Table after table until the run ends (with a paired echo connection, if planned)."""
+        if self.plan.paired_echo:
+            self.echo_client = Client(self.plan.paired_echo)
+            await self.echo_client.connect(hello=False)
+        try:
+            while time.time() < self.plan.end:
+                await self.game(client)
+        finally:
+            if self.echo_client is not None:
+                await self.echo_client.close()
+                self.echo_client = None
+
+    async def game(self, client: Client) -> None:
+        """Sit at a new table and play it to the end."""
+        plan = self.plan
+        seen = client.views_seen
+        rules = {"players": plan.players}
+        member = self.index % plan.humans
+        if plan.humans == 1:
+            await client.create_table(self.name, rules, level=plan.level, start_now=True)
+        elif member == 0:
+            seated = await client.create_table(self.name, rules, level=plan.level)
+            for joiner in self.group:
+                joiner.put_nowait(seated["code"])
+            if plan.humans < plan.players:
+                await self._start_when_seated(client)
+        else:
+            code_queue = self.group[member - 1]
+            code = await asyncio.wait_for(code_queue.get(), max(1.0, plan.end - time.time()))
+            await client.join(code, self.name)
+        await self.play(client, seen)
+
+    async def _start_when_seated(self, client: Client) -> None:
+        def taken(message: dict[str, Any]) -> bool:
+            return sum(bool(s["taken"]) for s in message["seats"]) >= self.plan.humans
+
+        lobby = client.latest_lobby
+        if lobby is None or not taken(lobby):
+            await client.wait_for("lobby", taken, timeout=VIEW_TIMEOUT_S)
+        await client.start()
+
+    async def play(self, client: Client, seen: int) -> None:
+        """Play the seat to the end of its match (the views after the ``seen``-th)."""
+        plan = self.plan
+        continued = -1
+        while True:
+            view = await client.next_view(seen, timeout=VIEW_TIMEOUT_S)
+            if _in_window(plan):
+                self.tally.views += client.views_seen - seen
+            seen = client.views_seen
+            if view["status"] in FINAL:
+                if _in_window(plan):
+                    self.tally.games += 1
+                return
+            if time.time() >= plan.end:
+                return
+            state = view["view"]
+            if view["status"] == "round_over":
+                if continued != state["round_no"]:
+                    continued = state["round_no"]
+                    await self.think()
+                    await client.continue_round()
+                continue
+            if not view["legal"]:
+                continue
+            await self.think()
+            if client.views_seen != seen:
+                continue  # the table changed while thinking: look at it again
+            move = choose_move(view, level=plan.chooser, seed=self.index)
+            if self.echo_client is not None:
+                took = await self.round_trip(self.echo_client)
+                if _in_window(plan):
+                    self.tally.paired.append(took)
+            await self.submit(client, move, view["version"])
+
+    async def submit(self, client: Client, move: dict[str, Any], version: int) -> None:
+        move_id = f"v{version}-{self.rnd.getrandbits(32):08x}"
+        sent = time.perf_counter()
+        sent_at = time.time()
+        await client.send({"type": "move", "move": move, "id": move_id, "version": version})
+        while True:
+            try:
+                await client.wait_for("moved", _with_id(move_id), timeout=MOVE_TIMEOUT_S)
+                break
+            except ServerError as err:
+                self.tally.errors[err.code] += 1
+                # rate_limited is refused before the frame is read: it names no move id
+                ours = err.move_id == move_id or (err.move_id is None and err.code in _UNREAD)
+                if not ours:
+                    continue  # about something sent earlier: keep waiting
+                if err.code in _SKIPPED:
+                    return
+                raise
+        if _in_window(self.plan, sent_at):
+            self.tally.latencies.append(time.perf_counter() - sent)
+
+
+# -- a worker process -----------------------------------------------------------------------
+
+
+def raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+async def _lag_monitor(plan: Plan, tally: Tally) -> None:
+    """How late the loop wakes a sleeper: the clients' own delay, part of every latency."""
+    while time.time() < plan.end:
+        before = time.perf_counter()
+        await asyncio.sleep(LAG_TICK_S)
+        if _in_window(plan):
+            tally.lag.append(time.perf_counter() - before - LAG_TICK_S)
+
+
+async def _cpu_in_window(plan: Plan, tally: Tally) -> None:
+    await _sleep_until(plan.start)
+    tally.at_start = tally.connected
+    before = time.process_time()
+    await _sleep_until(plan.end)
+    tally.cpu = time.process_time() - before
+
+
+async def _run_clients(plan: Plan, indices: list[int]) -> Tally:
+    tally = Tally()
+    queues: dict[int, list[asyncio.Queue[str]]] = {}
+    players = []
+    for i in indices:
+        host = i - i % plan.humans
+        group = queues.setdefault(host, [asyncio.Queue() for _ in range(plan.humans - 1)])
+        players.append(Player(plan, i, tally, group))
+    tasks = [asyncio.create_task(p.run()) for p in players]
+    monitors = [
+        asyncio.create_task(_lag_monitor(plan, tally)),
+        asyncio.create_task(_cpu_in_window(plan, tally)),
+    ]
+    await asyncio.gather(*monitors)
+    # The window is over: stop every client and close its connection (bounded).
+    for task in tasks:
+        task.cancel()
+    await asyncio.wait(tasks, timeout=30.0)
+    return tally
+
+
+def worker(plan: Plan, indices: list[int]) -> Tally:
+    """One process's share of the clients (a multiprocessing target)."""
+    raise_fd_limit()
+    return asyncio.run(_run_clients(plan, indices))
+
+
+def shares(plan: Plan, procs: int) -> list[list[int]]:
+    """Clients split over ``procs`` workers, a table's humans always in one worker."""
+    groups = [
+        list(range(g, min(g + plan.humans, plan.clients)))
+        for g in range(0, plan.clients, plan.humans)
+    ]
+    shares: list[list[int]] = [[] for _ in range(max(1, min(procs, len(groups))))]
+    for n, group in enumerate(groups):
+        shares[n % len(shares)] += group
+    return shares
