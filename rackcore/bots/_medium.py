@@ -39,7 +39,7 @@ class Medium:
     """A sound player that does not count cards (see the module docstring)."""
 
     level = "medium"
-    params = SimpleParams()
+    params = SimpleParams(noise=0.3)
 
     def choose(self, view: View, rng: random.Random) -> Move:
         board = Board.of(view)

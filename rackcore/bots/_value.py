@@ -40,13 +40,28 @@ _END = SLOTS + 1  # position of the right edge; position p holds slot p - 1
 class Planner:
     """The plans of one rack against one pool. ``cost`` is the cheapest (0 = winning rack)."""
 
-    __slots__ = ("b0", "b1", "blocks", "cost", "f0", "f1", "pool", "rack", "run", "vals")
+    __slots__ = (
+        "_lefts",
+        "_rights",
+        "b0",
+        "b1",
+        "blocks",
+        "cost",
+        "f0",
+        "f1",
+        "pool",
+        "rack",
+        "run",
+        "vals",
+    )
 
     def __init__(self, rack: Sequence[int], pool: Pool, run: int = 0) -> None:
         self.rack = tuple(rack)
         self.pool = pool
         self.run = run if run > 1 else 0
         self.vals = [0, *rack, pool.n + 1]
+        self._lefts: dict[tuple[int, int], float] = {}
+        self._rights: dict[tuple[int, int], float] = {}
         self.f0 = self._forward()
         self.b0 = self._backward()
         # Blocks: (start slot, first value, cost of the missing cards, left, right).
@@ -149,12 +164,29 @@ class Planner:
         if not run:
             return plain if plain < best else best
         for t0, x0, miss, left, right in self.blocks:
-            if t0 + run - 1 < s and x0 + run - 1 < v:  # the run ends left of slot s
-                g = self._gap(s - t0 - run, x0 + run - 1, v)
+            if t0 + run - 1 < s:  # the run ends left of slot s
+                hi = x0 + run - 1
+                if hi >= v or left + miss >= left1:
+                    continue
+                k = s - t0 - run
+                g = 0.0
+                if k:
+                    if avail[v - 1] - avail[hi] < k:
+                        continue
+                    t = k * total / (cum[v - 1] - cum[hi])
+                    g = k * t * t
                 if left + miss + g < left1:
                     left1 = left + miss + g
-            elif t0 > s and x0 > v:  # the run starts right of slot s
-                g = self._gap(t0 - s - 1, v, x0)
+            elif t0 > s:  # the run starts right of slot s
+                if x0 <= v or miss + right >= right1:
+                    continue
+                k = t0 - s - 1
+                g = 0.0
+                if k:
+                    if avail[x0 - 1] - avail[v] < k:
+                        continue
+                    t = k * total / (cum[x0 - 1] - cum[v])
+                    g = k * t * t
                 if g + miss + right < right1:
                     right1 = g + miss + right
         best = min(best, left0 + right1, left1 + right0, self._fresh_run(plain))
@@ -312,18 +344,25 @@ class Planner:
 
     def _blocks_through(self, v: int, s: int, bound: float) -> float:
         """Cheapest plan whose run uses card ``v`` placed in slot ``s``."""
-        best = bound
-        for i in range(self.run):
+        best, run, n = bound, self.run, self.pool.n
+        for i in range(run):
             t, x = s - i, v - i
-            if not self._plausible(t, x):
+            if t < 0 or t > SLOTS - run or x < t + 1 or x + run - 1 > n - (SLOTS - t - run):
                 continue
             miss = self._miss(t, x, s, v)
             if miss >= best:
                 continue
-            left = self._block_left(t, x)
+            key = (t, x)
+            left = self._lefts.get(key)
+            if left is None:
+                left = self._lefts[key] = self._block_left(t, x)
             if left + miss >= best:
                 continue
-            best = min(best, left + miss + self._block_right(t, x))
+            right = self._rights.get(key)
+            if right is None:
+                right = self._rights[key] = self._block_right(t, x)
+            if left + miss + right < best:
+                best = left + miss + right
         return best
 
 
