@@ -23,7 +23,8 @@ the computer" (``create_table`` with ``start_now``, bots of ``--level``, the bot
 server is configured with); with ``--humans-per-table H`` groups of H clients share a
 private table (the first creates it, the others join by its code). Before each move
 and each continue a client thinks for a random time with mean ``--pace`` seconds
-(exponential; 0: none), then chooses with ``rackcore.bots`` (``--chooser``).
+(exponential; 0: none), then chooses with ``rackcore.bots`` (or at random:
+``--chooser``).
 Move latency is client send → ``moved`` received. Clients connect and sit down spread
 over ``--ramp`` seconds; figures count only the ``--duration`` seconds after the ramp.
 Clients run in ``--procs`` worker processes, each one asyncio loop; the worker CPU and
@@ -42,13 +43,22 @@ import argparse
 import json
 import multiprocessing
 import os
+import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass, replace
 from typing import Any
 
 from load_clients import Plan, Tally, raise_fd_limit, shares, worker
-from load_servers import Processes, Sample, Servers, start_echo, start_servers, stop_process
+from load_servers import (
+    Processes,
+    Sample,
+    Servers,
+    record_profiles,
+    start_echo,
+    start_servers,
+    stop_process,
+)
 
 from rackem.client import ws_url
 
@@ -84,7 +94,10 @@ class Samples:
     gateway_move_ms: float | None  # mean gateway → table SubmitMove in the window
 
 
-def run_phase(plan: Plan, procs: int, servers: Processes, scrape: bool) -> tuple[Tally, Samples]:
+def run_phase(
+    plan: Plan, procs: int, servers: Processes, scrape: bool, profile: str = ""
+) -> tuple[Tally, Samples]:
+    """Run the plan's clients; sample the servers (and profile them, given a prefix)."""
     begin = servers.sample()
     parts = shares(plan, procs)
     with multiprocessing.get_context("spawn").Pool(len(parts)) as pool:
@@ -92,12 +105,18 @@ def run_phase(plan: Plan, procs: int, servers: Processes, scrape: bool) -> tuple
         while time.time() < plan.start:
             time.sleep(0.05)
         start = servers.sample()
+        spies = record_profiles(servers.pids, plan.duration, profile) if profile else []
         before = _gateway_metrics(plan.url) if scrape else {}
         while time.time() < plan.end:
             time.sleep(0.05)
         end = servers.sample()
         after = _gateway_metrics(plan.url) if scrape else {}
         results = pending.get(timeout=plan.duration + plan.ramp + 120)
+    for spy in spies:  # each stops by itself after the window, then writes its file
+        try:
+            spy.wait(30)
+        except subprocess.TimeoutExpired:
+            stop_process(spy)
     gateway_ms = None
     if before and after and after["count"] > before["count"]:
         gateway_ms = (after["sum"] - before["sum"]) / (after["count"] - before["count"]) * 1000
@@ -289,13 +308,23 @@ def _arguments() -> argparse.Namespace:
     add("--players", type=int, default=2, help="seats per table (default 2)")
     add("--humans-per-table", type=int, default=1, help="clients per table (default 1)")
     add("--level", default="easy", help="the bots at the tables (default easy)")
-    add("--chooser", default="easy", help="how the clients play (a rackcore.bots level)")
+    add(
+        "--chooser",
+        default="easy",
+        help="how the clients play: a rackcore.bots level (~1 ms of client CPU a move), or"
+        " random (a random legal move)",
+    )
     add("--procs", type=int, default=1, help="client worker processes (default 1)")
     add("--echo-duration", type=float, default=10.0, help="echo at the same load, s (0: skip)")
     add(
         "--paired-echo",
         action=argparse.BooleanOptionalAction,
         help="time an echo round trip just before each move (default: with one client)",
+    )
+    add(
+        "--profile",
+        metavar="PREFIX",
+        help="py-spy record each server process during the window into PREFIX.NAME.txt",
     )
     add("--seed", type=int, default=1)
     add("--json", action="store_true", help="print one JSON object")
@@ -369,7 +398,8 @@ def main() -> None:
             duration=args.duration,
             paired_echo=echo_url if paired else "",
         )
-        report["stack"] = summary(plan, procs, *run_phase(plan, procs, Processes(pids), True))
+        measured = run_phase(plan, procs, Processes(pids), True, args.profile or "")
+        report["stack"] = summary(plan, procs, *measured)
     finally:
         if servers is not None:
             servers.stop()

@@ -43,7 +43,7 @@ class Plan:
     players: int
     humans: int  # per table
     level: str  # the bots at the table
-    chooser: str  # how the clients choose their moves (a rackcore.bots level)
+    chooser: str  # how the clients choose their moves: a rackcore.bots level or random
     t0: float  # wall clock (time.time) of the first connection
     ramp: float
     duration: float
@@ -226,7 +226,10 @@ class Player:
             await self.think()
             if client.views_seen != seen:
                 continue  # the table changed while thinking: look at it again
-            move = choose_move(view, level=plan.chooser, seed=self.index)
+            if plan.chooser == "random":  # no rackcore on the client: cheap, plays badly
+                move = self.rnd.choice(view["legal"])
+            else:
+                move = choose_move(view, level=plan.chooser, seed=self.index)
             if self.echo_client is not None:
                 took = await self.round_trip(self.echo_client)
                 if _in_window(plan):

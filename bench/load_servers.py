@@ -13,6 +13,7 @@ import contextlib
 import importlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,7 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Processes", "Sample", "Servers", "start_echo", "start_servers", "stop_process"]
+__all__ = [
+    "Processes",
+    "Sample",
+    "Servers",
+    "record_profiles",
+    "start_echo",
+    "start_servers",
+    "stop_process",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL = "127.0.0.1"
@@ -173,6 +182,26 @@ def start_echo() -> tuple[subprocess.Popen[bytes], str]:
         stop_process(process)
         raise SystemExit(f"the echo server did not start: {line!r}")
     return process, f"ws://{LOCAL}:{match.group(1)}/ws"
+
+
+def record_profiles(
+    pids: dict[str, int], seconds: float, prefix: str
+) -> list[subprocess.Popen[bytes]]:
+    """``py-spy record`` (sampled without stopping the process) of each of ``pids`` for
+    ``seconds``, as collapsed stacks in ``PREFIX.NAME.txt`` (``bench/spy_summary.py`` reads
+    them). Nothing if py-spy is not installed (``pip install py-spy``)."""
+    if shutil.which("py-spy") is None:
+        print("bench/load.py: py-spy is not installed; no profile", file=sys.stderr)
+        return []
+    spies = []
+    for name, pid in pids.items():
+        out = f"{prefix}.{re.sub(r'[^A-Za-z0-9_-]+', '_', name)}.txt"
+        command = ["py-spy", "record", "--nonblocking", "--format", "raw", "--rate", "100"]
+        command += ["--duration", str(max(1, round(seconds))), "--pid", str(pid), "--output", out]
+        spies.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+    return spies
 
 
 # -- sampling /proc -----------------------------------------------------------------------------
