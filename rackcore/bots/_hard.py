@@ -22,7 +22,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rackcore import Move, View, bonus_for_run, scored_length
+from rackcore import Move, View, bonus_for_run
 from rackcore.bots._board import Board
 from rackcore.bots._options import Option, options, swapped
 from rackcore.bots._pool import Pool
@@ -45,7 +45,6 @@ class HardParams:
     denial: float = 0.075  # own turns given up per turn saved for the next seat
     take_margin: float = 0.0  # the discard must beat the stock by this many turns
     repair_gain: float = 0.75  # turns a swap must win to spend the repair token
-    points: float = 0.0  # turns per card of the scored row, times the chance of losing the round
 
 
 def hard_pool(board: Board, params: HardParams) -> Pool:
@@ -66,27 +65,6 @@ def hard_pool(board: Board, params: HardParams) -> Pool:
     return Pool(n, weight)
 
 
-class _Judge:
-    """The utility of one resolution, in turns: fewer turns to go out, less help to the next
-    seat, and (when an opponent may go out first) more cards in the scored row."""
-
-    __slots__ = ("bound", "denial", "points", "rack")
-
-    def __init__(self, board: Board, denial: Denial, points: float) -> None:
-        self.rack = board.rack
-        self.denial = denial
-        self.points = points * hazard(board) if points else 0.0
-        self.bound = self.points * SLOTS  # the most the row can add
-
-    def util(self, turns: float, slot: int | None, card: int) -> float:
-        rack = self.rack
-        util = -turns - self.denial.penalty(card if slot is None else rack[slot])
-        if self.points:
-            after = rack if slot is None else (*rack[:slot], card, *rack[slot + 1 :])
-            util += self.points * scored_length(after)
-        return util
-
-
 class Hard:
     """The hard level (see the module docstring)."""
 
@@ -99,28 +77,28 @@ class Hard:
         board = Board.of(view)
         pool = hard_pool(board, self.params)
         planner = Planner(board.rack, pool, board.run)
-        judge = _Judge(board, Denial(board, pool, self.params.denial), self.params.points)
+        denial = Denial(board, pool, self.params.denial)
         if view.phase == "draw":
-            return self._draw(board, planner, judge)
-        return self._resolve(board, pool, planner, judge)
+            return self._draw(board, planner, denial)
+        return self._resolve(board, pool, planner, denial)
 
     # -- drawing ---------------------------------------------------------------
 
-    def _draw(self, board: Board, planner: Planner, judge: _Judge) -> Move:
+    def _draw(self, board: Board, planner: Planner, denial: Denial) -> Move:
         top = board.top
         if top is None:
             return Move.draw(board.seat, "stock")
         opens = [planner.open_cost(s) for s in range(SLOTS)]
-        take = self._best(options(planner, top, False, opens), judge)[0]
+        take = self._best(options(planner, top, False, opens), denial)[0]
         cards = board.stock_draws()
         if not cards:  # a stock draw would end the round: keep playing
             return Move.draw(board.seat, "discard")
-        stock = sum(self._draw_util(planner, card, opens, judge) for card in cards) / len(cards)
+        stock = sum(self._draw_util(planner, card, opens, denial) for card in cards) / len(cards)
         if take > stock + self.params.take_margin:
             return Move.draw(board.seat, "discard")
         return Move.draw(board.seat, "stock")
 
-    def _draw_util(self, planner: Planner, card: int, opens: list[float], judge: _Judge) -> float:
+    def _draw_util(self, planner: Planner, card: int, opens: list[float], denial: Denial) -> float:
         """``_best`` of a card drawn from the stock, without building the options."""
         costs = [(planner.place_cost(card, s, opens[s]), s) for s in range(SLOTS)]
         costs.append((planner.cost, -1))  # the throw
@@ -130,25 +108,25 @@ class Hard:
         best = _NEG
         for cost, s in costs:
             turns = math.sqrt(cost)
-            if -turns + judge.bound <= best:
+            if -turns <= best:
                 break
-            util = judge.util(turns, None if s < 0 else s, card)
+            util = -turns - denial.penalty(card if s < 0 else planner.rack[s])
             if util > best:
                 best = util
         return best
 
     # -- resolving -------------------------------------------------------------
 
-    def _resolve(self, board: Board, pool: Pool, planner: Planner, judge: _Judge) -> Move:
+    def _resolve(self, board: Board, pool: Pool, planner: Planner, denial: Denial) -> Move:
         if board.held is None:
             raise ValueError("the view shows no held card to resolve")
         can_throw = board.held_from == "stock"
-        util, best = self._best(options(planner, board.held, can_throw), judge)
+        util, best = self._best(options(planner, board.held, can_throw), denial)
         if board.can_repair and not best.wins:
             swap, swap_util = -1, util + self.params.repair_gain
             for i in range(SLOTS - 1):
                 other = Planner(swapped(board.rack, i), pool, board.run)
-                u = self._best(options(other, board.held, can_throw), judge)[0]
+                u = self._best(options(other, board.held, can_throw), denial)[0]
                 if u > swap_util:
                     swap, swap_util = i, u
             if swap >= 0:
@@ -158,7 +136,7 @@ class Hard:
             return Move.throw(board.seat, go_out)
         return Move.place(board.seat, best.slot, go_out)
 
-    def _best(self, opts: Sequence[Option], judge: _Judge) -> tuple[float, Option]:
+    def _best(self, opts: Sequence[Option], denial: Denial) -> tuple[float, Option]:
         """The option with the highest utility: fewest turns, least help to the next seat.
 
         A winning option beats everything (the longest run first, for the bonus). The
@@ -171,9 +149,9 @@ class Hard:
             return 1.0 + bonus_for_run(best.run) / 1000.0, best
         best_util, best = _NEG, opts[0]
         for o in sorted(opts, key=lambda o: o.turns):
-            if -o.turns + judge.bound <= best_util:
+            if -o.turns <= best_util:
                 break
-            util = judge.util(o.turns, o.slot, o.card)
+            util = -o.turns - denial.penalty(o.out)
             if util > best_util:
                 best_util, best = util, o
         return best_util, best
