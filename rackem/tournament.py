@@ -60,6 +60,7 @@ class MatchRecord:
     rounds: list[int | None] = field(default_factory=list)  # who went out, per round
     out_turns: list[int] = field(default_factory=list)  # own turns taken, per won round
     times: dict[str, list[float]] = field(default_factory=dict)  # decision seconds per bot
+    cpu: dict[str, list[float]] = field(default_factory=dict)  # decision CPU seconds per bot
 
 
 def match_seed(seed: str, index: int) -> bytes:
@@ -77,7 +78,7 @@ def play_match(rules: Rules, seats: Sequence[str], seed: bytes) -> MatchRecord:
     match = Match(rules, seed)
     bot_seed = int.from_bytes(hashlib.sha256(seed + b"/bots").digest()[:8], "big")
     record = MatchRecord(seats=tuple(seats), winner=-1)
-    times = record.times
+    times, cpu = record.times, record.cpu
     rounds_seen = 0
     while True:
         outcome = match.outcome()
@@ -94,8 +95,9 @@ def play_match(rules: Rules, seats: Sequence[str], seed: bytes) -> MatchRecord:
             match.next_round()
         seat = match.turn
         view = observe(match, seat)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         move = choose(view, seats[seat], bot_seed)
+        cpu.setdefault(seats[seat], []).append(time.process_time() - start_cpu)
         times.setdefault(seats[seat], []).append(time.perf_counter() - start)
         match.apply(move)
 
@@ -145,6 +147,7 @@ def summarize(rules: Rules, records: Iterable[MatchRecord]) -> dict[str, Any]:
                     "empty": 0,
                     "out_turns": [],
                     "times": [],
+                    "cpu": [],
                 },
             )
             s["matches"] += 1
@@ -154,13 +157,14 @@ def summarize(rules: Rules, records: Iterable[MatchRecord]) -> dict[str, Any]:
             s["rounds"] += len(record.rounds)
             s["empty"] += empty
             s["times"].extend(record.times.get(bot, []))
+            s["cpu"].extend(record.cpu.get(bot, []))
         won = [w for w in record.rounds if w is not None]
         for seat, turns in zip(won, record.out_turns, strict=True):
             per[record.seats[seat]]["out_turns"].append(turns)
     bots = []
     for bot, s in per.items():
         low, high = wilson(s["wins"], s["matches"])
-        times = sorted(s["times"])
+        times, cpu = sorted(s["times"]), sorted(s["cpu"])
         outs = s["out_turns"]
         bots.append(
             {
@@ -176,6 +180,8 @@ def summarize(rules: Rules, records: Iterable[MatchRecord]) -> dict[str, Any]:
                 "decisions": len(times),
                 "decision_ms_p50": 1000 * _percentile(times, 0.50),
                 "decision_ms_p99": 1000 * _percentile(times, 0.99),
+                "decision_cpu_ms_p50": 1000 * _percentile(cpu, 0.50),
+                "decision_cpu_ms_p99": 1000 * _percentile(cpu, 0.99),
             }
         )
     return {
@@ -251,16 +257,18 @@ def _table(summary: dict[str, Any]) -> str:
     lines = [
         f"{summary['matches']} matches, {summary['players']} players, "
         f"rules {json.dumps(summary['rules'])}, seed {summary['seed']!r}",
-        f"{'bot':<8}{'wins':>7}{'win rate [95%]':>24}{'fair':>7}{'turns out':>11}"
-        f"{'no winner':>11}{'p50 ms':>9}{'p99 ms':>9}",
+        f"{'bot':<8}{'wins':>6}{'win rate [95%]':>24}{'fair':>7}{'turns out':>10}"
+        f"{'no winner':>10}{'ms p50/p99':>14}{'cpu ms p50/p99':>16}",
     ]
     for b in summary["bots"]:
         low, high = b["win_rate_95"]
         turns = f"{b['turns_to_go_out']:.2f}" if b["turns_to_go_out"] is not None else "-"
         rate = f"{b['win_rate']:.1%} [{low:.1%}, {high:.1%}]"
+        wall = f"{b['decision_ms_p50']:.2f}/{b['decision_ms_p99']:.2f}"
+        cpu = f"{b['decision_cpu_ms_p50']:.2f}/{b['decision_cpu_ms_p99']:.2f}"
         lines.append(
-            f"{b['bot']:<8}{b['wins']:>7}{rate:>24}{b['fair_share']:>7.1%}{turns:>11}"
-            f"{b['no_winner_rate']:>11.1%}{b['decision_ms_p50']:>9.2f}{b['decision_ms_p99']:>9.2f}"
+            f"{b['bot']:<8}{b['wins']:>6}{rate:>24}{b['fair_share']:>7.1%}{turns:>10}"
+            f"{b['no_winner_rate']:>10.1%}{wall:>14}{cpu:>16}"
         )
     lines.append(f"rounds {summary['rounds']}, with no winner {summary['no_winner_rate']:.1%}")
     return "\n".join(lines)

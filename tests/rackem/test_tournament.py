@@ -50,7 +50,7 @@ def test_the_summary_counts_wins_turns_and_rounds_per_bot() -> None:
     rules = Rules(players=2)
     records = [
         MatchRecord(("hard", "easy"), 0, [0, None, 0], [10, 14], {"hard": [0.001, 0.003]}),
-        MatchRecord(("easy", "hard"), 1, [1, 0], [12, 20], {"hard": [0.002], "easy": [0.0]}),
+        MatchRecord(("easy", "hard"), 1, [1, 0], [12, 20], {"hard": [0.002]}, {"hard": [0.004]}),
     ]
     summary = summarize(rules, records)
     bots = {b["bot"]: b for b in summary["bots"]}
@@ -62,6 +62,7 @@ def test_the_summary_counts_wins_turns_and_rounds_per_bot() -> None:
     assert bots["hard"]["no_winner_rate"] == pytest.approx(1 / 5)
     assert bots["hard"]["decision_ms_p50"] == pytest.approx(2.0)
     assert bots["hard"]["decision_ms_p99"] == pytest.approx(3.0)
+    assert bots["hard"]["decision_cpu_ms_p99"] == pytest.approx(4.0)
     assert summary["rounds"] == 5
 
 
@@ -92,6 +93,8 @@ def test_the_command_prints_one_json_object(capsys: pytest.CaptureFixture[str]) 
             "no_winner_rate",
             "decision_ms_p50",
             "decision_ms_p99",
+            "decision_cpu_ms_p50",
+            "decision_cpu_ms_p99",
         }
     assert sum(b["wins"] for b in bots.values()) == 2
 
