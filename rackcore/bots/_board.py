@@ -31,6 +31,7 @@ class Board:
     stock_next: int | None  # the exact card a stock draw gives, when everyone can know it
     stock_ends: bool  # a stock draw ends the round with no winner
     unseen: tuple[int, ...]  # cards in the stock or hidden in another rack
+    recycled: tuple[int, ...] | None  # after a shuffled recycle: the unseen cards it may hold
     known: tuple[tuple[int, ...], ...]  # per seat, 0 where the card is hidden
     can_repair: bool
     view: View
@@ -65,6 +66,12 @@ class Board:
         stock_known = (
             tuple(norm(c) for c in view.stock_known) if view.stock_known is not None else None
         )
+        recycled: tuple[int, ...] | None = None
+        if rules.reshuffle_on_recycle and view.recycles > 0:
+            # A shuffled stock holds only cards that went through the discard pile this
+            # round; the cards hidden in racks since the deal cannot be in it.
+            piled = {norm(c) for row in view.discarded for c in row}
+            recycled = tuple(c for c in unseen if c in piled)
         stock_next: int | None = None
         stock_ends = False
         if view.stock_count > 0:
@@ -88,6 +95,7 @@ class Board:
             stock_next=stock_next,
             stock_ends=stock_ends,
             unseen=unseen,
+            recycled=recycled,
             known=tuple(tuple(row) for row in known),
             can_repair=bool(
                 rules.repair_token and view.repair_tokens and view.repair_tokens[view.seat]
@@ -103,4 +111,4 @@ class Board:
             return (self.stock_next,)
         if self.stock_count == 0:
             return self.discard[:-1]  # a shuffled recycle of the pile under the top card
-        return self.unseen
+        return self.recycled or self.unseen

@@ -3,7 +3,8 @@
 - **Pool.** A card still unseen (in the stock or a hidden slot) weighs 1; a card in
   the discard pile comes back only after a recycle and weighs less; a card in any
   rack that someone showed, or a visible center, weighs 0. Once the stock's order
-  is public, the stock's cards weigh 1 and hidden cards little.
+  is public, the stock's cards weigh 1 and hidden cards little; so too after a
+  shuffled recycle, whose stock can only hold cards that were discarded this round.
 - **Draw.** The top discard is worth its best placement; the stock is worth the
   average over the cards it may give of each card's best resolution — or exactly
   the known card when the stock's order is public. The better one is drawn.
@@ -50,10 +51,11 @@ class HardParams:
 def hard_pool(board: Board, params: HardParams) -> Pool:
     n = board.n
     weight = [0.0] * (n + 2)
-    if board.stock_known is not None:
+    stock = board.stock_known if board.stock_known is not None else board.recycled
+    if stock is not None:
         for c in board.unseen:
             weight[c] = params.known_hidden_weight
-        for c in board.stock_known:
+        for c in stock:
             weight[c] = 1.0
         pile = params.known_pile_weight
     else:

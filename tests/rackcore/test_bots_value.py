@@ -107,3 +107,22 @@ def test_after_an_open_recycle_the_next_stock_card_is_known() -> None:
     assert view.stock_known is not None
     assert board.stock_next == view.stock_known[0]
     assert board.stock_draws() == (view.stock_known[0],)
+
+
+def test_after_a_shuffled_recycle_the_stock_holds_only_discarded_cards() -> None:
+    rules = Rules(players=2, reshuffle_on_recycle=True)
+    match = Match(rules, bytes(31) + b"\x04")
+    while match.recycles == 0:
+        match.apply(match.legal_moves()[0])
+        if match.phase == "resolve":
+            match.apply(next(m for m in match.legal_moves() if m.act == "throw"))
+    view = observe(match, match.turn)
+    board = Board.of(view)
+    other = match.racks[1 - view.seat]
+    assert view.stock_known is None
+    assert board.recycled is not None
+    assert set(board.stock_draws()) == set(board.recycled)
+    # All but the round's first face-up card, which no seat discarded.
+    assert set(board.recycled) <= set(match.stock)
+    assert len(set(match.stock) - set(board.recycled)) <= 1
+    assert set(board.recycled).isdisjoint(other)
