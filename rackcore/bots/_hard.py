@@ -27,7 +27,7 @@ from rackcore import Move, View, bonus_for_run
 from rackcore.bots._board import Board
 from rackcore.bots._options import Option, options, swapped
 from rackcore.bots._pool import Pool
-from rackcore.bots._threat import Denial, bonus_step, hazard
+from rackcore.bots._threat import Denial, hazard
 from rackcore.bots._value import Planner
 
 __all__ = ["Hard", "HardParams"]
@@ -163,7 +163,7 @@ class Hard:
     def _stay_in(self, board: Board, pool: Pool, option: Option) -> bool:
         """With ``bonus``: keep playing for a longer run when that is worth the risk."""
         rules, view = board.view.rules, board.view
-        step = bonus_step(option.run)
+        step = _bonus_step(option.run)
         if not rules.bonus or step == 0:
             return False
         side = rules.side_of(board.seat)
@@ -178,6 +178,11 @@ class Hard:
         chance = sum(pool.weight[c] for c in _extensions(rack, option.run)) / pool.total
         risk = hazard(board) * (100 + bonus_for_run(option.run))
         return chance * step > risk
+
+
+def _bonus_step(run: int) -> int:
+    """Extra bonus points for making the longest run one card longer."""
+    return bonus_for_run(run + 1) - bonus_for_run(run)
 
 
 def _extensions(rack: Sequence[int], run: int) -> list[int]:

@@ -44,11 +44,3 @@ class Pool:
         for v in excluded:
             weight[v] = 0.0
         return cls(n, weight)
-
-    def between(self, low: int, high: int) -> float:
-        """Weight of the values strictly between ``low`` and ``high``."""
-        return self.cum[high - 1] - self.cum[low]
-
-    def rate(self, value: int) -> float:
-        """Chance per draw of drawing exactly ``value``."""
-        return self.weight[value] / self.total

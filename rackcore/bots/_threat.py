@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-from rackcore import bonus_for_run
 from rackcore.bots._board import Board
 from rackcore.bots._pool import Pool
 from rackcore.bots._value import INF, Planner
@@ -80,8 +79,3 @@ class Denial:
             cached = self._weight * max(0.0, gain)
             self._cache[card] = cached
         return cached
-
-
-def bonus_step(run: int) -> int:
-    """Extra bonus points for making the longest run one card longer."""
-    return bonus_for_run(run + 1) - bonus_for_run(run)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 from rackcore.bots._pool import Pool
 
-__all__ = ["INF", "Planner", "rack_value"]
+__all__ = ["INF", "Planner"]
 
 INF = float("inf")
 SLOTS = 10
@@ -364,8 +364,3 @@ class Planner:
             if left + miss + right < best:
                 best = left + miss + right
         return best
-
-
-def rack_value(rack: Sequence[int], pool: Pool, run: int = 0) -> float:
-    """Expected turns to go out, roughly; ``INF`` when no plan can finish."""
-    return Planner(rack, pool, run).value()

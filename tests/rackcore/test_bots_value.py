@@ -68,11 +68,13 @@ def test_placing_one_card_costs_exactly_what_a_fresh_search_says(run: int) -> No
                 assert planner.place_cost(v, s) == pytest.approx(Planner(after, pool, run).cost)
 
 
-def test_the_pool_weighs_values_between_two_cards() -> None:
+def test_the_pool_sums_weights_and_drawable_values_up_to_each_value() -> None:
     pool = Pool(5, [0.0, 1.0, 0.5, 0.0, 1.0, 1.0, 0.0])
-    assert pool.between(1, 5) == 1.5
-    assert pool.between(0, 6) == 3.5
-    assert pool.rate(2) == pytest.approx(0.5 / 3.5)
+    assert pool.cum == [0.0, 1.0, 1.5, 1.5, 2.5, 3.5, 3.5]
+    assert pool.avail == [0, 1, 2, 2, 3, 4, 4]
+    assert pool.total == 3.5
+    with pytest.raises(ValueError, match="indexed"):
+        Pool(5, [1.0] * 5)
 
 
 def test_a_descending_view_reads_as_an_increasing_one() -> None:
