@@ -2,8 +2,8 @@
 
 Bots decide from a ``View`` only — what that seat's player may see — never from a
 ``Match``. ``choose`` is a pure function of the view, the level and the seed: the
-bot's own randomness comes from a ``random.Random`` derived from those, never
-from the match's streams. See docs/bots.md for how each level plays.
+bot's own randomness comes from a ``random.Random`` derived from those, and
+never from the match's streams. See docs/bots.md for how each level plays.
 """
 
 from __future__ import annotations
