@@ -300,17 +300,24 @@ def choose_move(view: Message, level: str = "medium", seed: int = 0) -> Message:
 
 
 async def play_match(
-    client: Client, choose: Chooser = choose_move, *, timeout: float = 120.0
+    client: Client,
+    choose: Chooser = choose_move,
+    *,
+    timeout: float = 120.0,
+    min_interval: float = 0.0,
 ) -> Message:
     """Play the client's seat to the end of its match; the final view.
 
     Moves follow the newest view (always with its ``version``); a move overtaken by a
     newer view (``stale_version``, ``not_your_turn``) is dropped, one refused as
     ``unavailable`` is retried with the same id, and each round over is answered with
-    ``continue`` once.
+    ``continue`` once. ``min_interval`` spaces the client's messages (seconds), to stay
+    within a gateway's per-connection message rate.
     """
     seen = 0
     continued_round = 0
+    loop = asyncio.get_running_loop()
+    last_sent = -min_interval
     async with asyncio.timeout(timeout):
         while True:
             view = await client.next_view(seen, timeout=timeout)
@@ -318,10 +325,17 @@ async def play_match(
             if view["status"] in FINAL:
                 return view
             state = view["view"]
-            if view["status"] == "round_over" and continued_round != state["round_no"]:
+            acting = view["status"] == "round_over" and continued_round != state["round_no"]
+            if not acting and not view["legal"]:
+                continue
+            wait = last_sent + min_interval - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            last_sent = loop.time()
+            if acting:
                 continued_round = state["round_no"]
                 await client.continue_round()
-            elif view["legal"]:
+            else:
                 await _move(client, choose(view), view["version"])
 
 

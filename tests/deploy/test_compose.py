@@ -139,5 +139,9 @@ async def _play_private_match(url: str) -> tuple[list[dict[str, Any]], str]:
         await host.create_table("Host", rules={"players": 2, "target": 100})
         assert host.code is not None and host.table_id is not None
         await guest.join(host.code, "Guest")
-        finals = await asyncio.gather(play_match(host, timeout=300), play_match(guest, timeout=300))
+        # Paced under the gateway's default limit of 20 messages a second per connection.
+        finals = await asyncio.gather(
+            play_match(host, timeout=300, min_interval=0.06),
+            play_match(guest, timeout=300, min_interval=0.06),
+        )
         return list(finals), host.table_id
