@@ -3,7 +3,7 @@
     python3 bench/echo_server.py [--host 127.0.0.1] [--port 0]
 
 It runs uvicorn the way the gateway does (``services/gateway/server.py``): the
-``wsproto`` backend, ``Server.serve`` in a plain ``asyncio.run`` loop, and a listening
+``websockets-sansio`` backend, ``Server.serve`` in a plain ``asyncio.run`` loop, and a listening
 socket made with its protocol set, so asyncio turns Nagle's algorithm off on every
 accepted connection. Each text frame is sent straight back. It prints
 ``listening PORT`` once it accepts connections and stops on SIGTERM or SIGINT.
@@ -56,7 +56,7 @@ async def serve(host: str, port: int) -> None:
         create_app(),
         host=host,
         port=port,
-        ws="wsproto",
+        ws="websockets-sansio",
         lifespan="off",
         log_config=None,
         log_level="warning",

@@ -12,7 +12,7 @@ By default it starts ``rackem up --port <free> --no-browser`` as a subprocess;
 ``GAMES_PER_IP=0`` (every client comes from 127.0.0.1; ``--server-env K=V`` adds
 settings), and it stops them at the end. ``--url`` uses a running gateway instead
 (give it ``GAMES_PER_IP=0``). In the same run it starts ``bench/echo_server.py`` (bare
-Starlette + uvicorn, ``wsproto`` as the gateway) and measures its round trip with the
+Starlette + uvicorn, ``websockets-sansio`` as the gateway) and measures its round trip with the
 same client code: one client as fast as it can, then (``--echo-duration``) the same
 number of clients at the same pace; with one client (or ``--paired-echo``) each move is
 also preceded by one echo round trip, so both are timed under the same machine load.

@@ -28,7 +28,7 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gateway: writing frames (send loop)", ("Session._send_loop",)),
     ("gateway: table views → JSON (follow)", ("services/gateway/follow.py",)),
     ("gateway: frames in (parse, validate, forward)", ("Session._receive_loop",)),
-    ("uvicorn/wsproto: reading, handshakes", ("uvicorn/protocols",)),
+    ("uvicorn/websockets: reading, handshakes", ("uvicorn/protocols",)),
     ("matchmaker", ("services/matchmaker/",)),
     ("gRPC machinery (Cython core, poller thread)", ("grpc/", "cygrpc", "Thread.run")),
     ("asyncio sockets", ("selector_events.py",)),

@@ -1,4 +1,4 @@
-"""Running the gateway: uvicorn (wsproto) in this event loop, stopped on SIGTERM/SIGINT.
+"""Running the gateway: uvicorn (websockets, sans-I/O) in this event loop, stopped on SIGTERM/SIGINT.
 
 On stop the gateway closes every WebSocket with 1001 (clients resume on another
 gateway), stops uvicorn, then closes its gRPC channels.
@@ -91,7 +91,7 @@ async def create_server(settings: GatewaySettings) -> Running:
         app,
         host=settings.host,
         port=settings.port,
-        ws="wsproto",
+        ws="websockets-sansio",
         ws_max_size=settings.ws_max_size,
         ws_per_message_deflate=settings.ws_compression,
         lifespan="on",
