@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 import grpc
 
+from services._gen.rackem.v1 import table_pb2
 from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.errors import ServiceError, from_rpc_error
+from services.gateway.link import Link, Subscription
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
@@ -48,6 +50,7 @@ class Backends:
         self.matchmaker: MatchmakerAsyncStub = MatchmakerStub(self._mm_channel)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, TableAsyncStub] = {}
+        self._links: dict[str, Link] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self.table(table_addr)
 
@@ -63,13 +66,27 @@ class Backends:
             stub = self._stubs[addr] = TableStub(channel)
         return stub
 
+    def link(self, addr: str = "") -> Link:
+        """The link to a replica address (``TABLE_ADDR`` when empty); a broken one is replaced."""
+        addr = addr or self.table_addr
+        link = self._links.get(addr)
+        if link is None or link.broken is not None:
+            link = self._links[addr] = Link(self.table(addr))
+        return link
+
     def _evict(self) -> None:
         oldest = next(a for a in self._channels if a != self.table_addr)
         channel = self._channels.pop(oldest)
         del self._stubs[oldest]
-        task = asyncio.ensure_future(channel.close(grace=self.timeout))
+        link = self._links.pop(oldest, None)
+        task = asyncio.ensure_future(self._close_channel(channel, link))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    async def _close_channel(self, channel: grpc.aio.Channel, link: Link | None) -> None:
+        if link is not None:
+            await link.close()
+        await channel.close(grace=self.timeout)
 
     async def call_matchmaker(self, call: Callable[[MatchmakerAsyncStub], Awaitable[T]]) -> T:
         try:
@@ -93,6 +110,24 @@ class Backends:
             target = next_target
         raise ServiceError("unavailable", "no table replica answered")
 
+    async def link_call(self, addr: str, **call: object) -> tuple[table_pb2.LinkEvent, str]:
+        """One call over the link to the table's owner, starting at ``addr``: the answer and
+        who gave it. Redirects and retries as ``call_table`` does (a move by its id)."""
+        target = addr or self.table_addr
+        for _ in range(MAX_HOPS):
+            try:
+                return await self.link(target).request(self.timeout, **call), target
+            except ServiceError as err:
+                next_target = reroute(err, target, self.table_addr)
+                if next_target is None:
+                    raise
+                target = next_target
+        raise ServiceError("unavailable", "no table replica answered")
+
+    def subscribe(self, addr: str, request: table_pb2.SeatRequest) -> Subscription:
+        """The seat's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
+        return self.link(addr).subscribe(request)
+
     async def ready(self, timeout: float) -> bool:
         """True when the matchmaker and ``TABLE_ADDR`` channels are (or soon get) connected."""
         for channel in (self._mm_channel, self._channels[self.table_addr]):
@@ -105,6 +140,9 @@ class Backends:
         return True
 
     async def close(self) -> None:
+        links = list(self._links.values())
+        self._links.clear()
+        await asyncio.gather(*(link.close() for link in links))
         channels = [self._mm_channel, *self._channels.values()]
         self._channels.clear()
         self._stubs.clear()

@@ -2,7 +2,8 @@
 
 Each step forwards what the services stream, as protocol messages, through ``push``.
 A lost matchmaker stream is picked up again with ``Locate``; a lost table stream is
-re-opened at the owner (``wrong_replica`` redirects) or through ``TABLE_ADDR``.
+re-opened at the owner (``wrong_replica`` redirects) or through ``TABLE_ADDR``. Table
+views come over the gateway's link to the replica (``services.gateway.link``).
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ async def _watch_table(
     hub.following(seat.table_id, +1)
     try:
         while True:
+            views = hub.backends.subscribe(target, request)
             try:
-                async for table_view in hub.backends.table(target).Subscribe(request):
+                async for table_view in views:
                     tries = 0
                     seat.replica = target
                     status = table_view.status
@@ -129,8 +131,10 @@ async def _watch_table(
                         before_first = None
                     push(messages.view(table_view))
                 return True if status in FINAL else None
-            except grpc.aio.AioRpcError as exc:
-                err = from_rpc_error(exc)
+            except ServiceError as exc:
+                err = exc
+            finally:
+                views.close()
             tries += 1
             if tries > settings.resubscribe_tries:
                 raise err

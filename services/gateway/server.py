@@ -1,4 +1,4 @@
-"""Running the gateway: uvicorn (websockets, sans-I/O) in this event loop, stopped on SIGTERM/SIGINT.
+"""Running the gateway: uvicorn (websockets sans-I/O) in this event loop, stopped on SIGTERM/SIGINT.
 
 On stop the gateway closes every WebSocket with 1001 (clients resume on another
 gateway), stops uvicorn, then closes its gRPC channels.

@@ -312,22 +312,18 @@ class Session:
             request.expected_version = message["version"]
         started = time.perf_counter()
         try:
-            reply, _ = await self.hub.backends.call_table(
-                seat.replica, lambda stub: stub.SubmitMove(request, timeout=self._timeout())
-            )
+            reply, _ = await self.hub.backends.link_call(seat.replica, submit=request)
         except ServiceError as err:
             self.hub.metrics.moves.labels("refused").inc()
             raise from_service(err.code, err.message, move_id) from None
         self.hub.metrics.move_latency.observe(time.perf_counter() - started)
         self.hub.metrics.moves.labels("accepted").inc()
-        self.push({"type": "moved", "id": move_id, "version": reply.version})
+        self.push({"type": "moved", "id": move_id, "version": reply.moved})
 
     async def _continue(self, message: dict[str, Any]) -> None:
         seat = self._playing()
         request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
-        await self.hub.backends.call_table(
-            seat.replica, lambda stub: stub.Continue(request, timeout=self._timeout())
-        )
+        await self.hub.backends.link_call(seat.replica, continue_round=request)
 
     async def _leave(self, message: dict[str, Any]) -> None:
         seat = self._seated()
@@ -356,9 +352,7 @@ class Session:
                 seat.started, seat.replica = True, located.lobby.replica
         if seat.started:
             table_request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
-            await self.hub.backends.call_table(
-                seat.replica, lambda stub: stub.Leave(table_request, timeout=self._timeout())
-            )
+            await self.hub.backends.link_call(seat.replica, leave=table_request)
 
     async def _ping(self, message: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"type": "pong"}

@@ -104,7 +104,7 @@ async def create_server(
         settings.bot_retry_ms,
     )
     tables = Tables(settings, config, registry, bots, replica_id)
-    table_pb2_grpc.add_TableServicer_to_server(TableService(tables), server)
+    table_pb2_grpc.add_TableServicer_to_server(TableService(tables, settings.link_queue), server)
     health = add_health(server, [SERVICE_NAME])
     await server.start()
     await tables.start()

@@ -7,15 +7,14 @@ logged and answered ``internal`` without its text.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
 import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, abort
-from services.table.subscribers import Subscriber
-from services.table.table import Table
+from services.table.link import LinkServer
 from services.table.tables import Tables
 
 __all__ = ["TableService"]
@@ -37,8 +36,11 @@ async def _answer(context: Context, rpc: str, call: Awaitable[T]) -> T:
 
 
 class TableService(table_pb2_grpc.TableServicer):
-    def __init__(self, tables: Tables) -> None:
+    """The RPCs, and the operations behind them that ``Link`` shares."""
+
+    def __init__(self, tables: Tables, link_queue: int = 20_000) -> None:
         self._tables = tables
+        self._link_queue = link_queue
 
     async def CreateTable(
         self, request: table_pb2.CreateTableRequest, context: Context
@@ -48,9 +50,9 @@ class TableService(table_pb2_grpc.TableServicer):
     async def SubmitMove(
         self, request: table_pb2.SubmitMoveRequest, context: Context
     ) -> table_pb2.SubmitMoveReply:
-        return await _answer(context, "SubmitMove", self._submit(request))
+        return await _answer(context, "SubmitMove", self.submit(request))
 
-    async def _submit(self, request: table_pb2.SubmitMoveRequest) -> table_pb2.SubmitMoveReply:
+    async def submit(self, request: table_pb2.SubmitMoveRequest) -> table_pb2.SubmitMoveReply:
         table = await self._tables.get(request.table_id)
         seat = table.seat_for(request.token)
         if not request.HasField("move"):
@@ -61,35 +63,45 @@ class TableService(table_pb2_grpc.TableServicer):
     async def Subscribe(
         self, request: table_pb2.SeatRequest, context: Context
     ) -> AsyncIterator[game_pb2.TableView]:
-        table, sub = await _answer(context, "Subscribe", self._subscribe(request))
+        views = self.views(request)
         try:
             while True:
                 try:
-                    view = await sub.next()
+                    view = await anext(views)
+                except StopAsyncIteration:
+                    return
                 except ServiceError as err:
                     await abort(context, err)
-                if view is None:
-                    return
+                except Exception:
+                    fields = {"rpc": "Subscribe"}
+                    log.error("internal_error", extra={"fields": fields}, exc_info=True)
+                    await abort(context, ServiceError("internal", "internal error"))
+                yield view
+        finally:
+            await views.aclose()
+
+    async def views(self, request: table_pb2.SeatRequest) -> AsyncGenerator[game_pb2.TableView]:
+        """The seat's views until its table is over or a newer subscription replaces this one."""
+        table = await self._tables.get(request.table_id)
+        sub = await table.subscribe(table.seat_for(request.token))
+        try:
+            while (view := await sub.next()) is not None:
                 yield view
         finally:
             table.unsubscribe(sub)
 
-    async def _subscribe(self, request: table_pb2.SeatRequest) -> tuple[Table, Subscriber]:
-        table = await self._tables.get(request.table_id)
-        return table, await table.subscribe(table.seat_for(request.token))
-
     async def Continue(self, request: table_pb2.SeatRequest, context: Context) -> table_pb2.Ack:
-        return await _answer(context, "Continue", self._continue(request))
+        return await _answer(context, "Continue", self.continue_round(request))
 
-    async def _continue(self, request: table_pb2.SeatRequest) -> table_pb2.Ack:
+    async def continue_round(self, request: table_pb2.SeatRequest) -> table_pb2.Ack:
         table = await self._tables.get(request.table_id)
         await table.continue_round(table.seat_for(request.token))
         return table_pb2.Ack()
 
     async def Leave(self, request: table_pb2.SeatRequest, context: Context) -> table_pb2.Ack:
-        return await _answer(context, "Leave", self._leave(request))
+        return await _answer(context, "Leave", self.leave(request))
 
-    async def _leave(self, request: table_pb2.SeatRequest) -> table_pb2.Ack:
+    async def leave(self, request: table_pb2.SeatRequest) -> table_pb2.Ack:
         table = await self._tables.get(request.table_id)
         await table.leave(table.seat_for(request.token, left_ok=True))
         return table_pb2.Ack()
@@ -109,3 +121,9 @@ class TableService(table_pb2_grpc.TableServicer):
 
     async def _record(self, request: table_pb2.SummaryRequest) -> table_pb2.MatchRecord:
         return await (await self._tables.get(request.table_id)).record()
+
+    # It writes through the context instead of yielding, which the stub's type does not allow.
+    async def Link(  # type: ignore[override]
+        self, request_iterator: AsyncIterator[table_pb2.LinkUp], context: Context
+    ) -> None:
+        await LinkServer(self, self._link_queue).run(request_iterator, context)

@@ -76,3 +76,43 @@ def test_reroute_follows_the_owner_then_falls_back_to_table_addr() -> None:
     assert reroute(gone, "10.0.0.1:50052", "table:50052") == "table:50052"
     assert reroute(gone, "table:50052", "table:50052") is None
     assert reroute(ServiceError("bad_token", "no"), "10.0.0.1:50052", "table:50052") is None
+
+
+async def test_link_calls_and_subscriptions_reach_the_owner(services: Services) -> None:
+    other = await create_table_server(
+        table_settings(),
+        store=services.store,
+        registry=services.registry,
+        bot_addr=services.bot.addr,
+    )
+    backends = Backends(services.matchmaker.addr, other.addr, timeout=5)
+    try:
+        table_id = await create_table(backends, services.table.addr)
+        request = tb.SeatRequest(table_id=table_id, token="0" * 32)
+        # A move sent to TABLE_ADDR (the other replica) is redirected to the owner...
+        with pytest.raises(ServiceError) as refused:
+            await backends.link_call(
+                "", submit=tb.SubmitMoveRequest(table_id=table_id, move_id="m")
+            )
+        assert refused.value.code == "bad_token"  # ...whose answer it is
+        # A subscription at a replica that does not own the table names the owner.
+        with pytest.raises(ServiceError) as moved:
+            await anext(backends.subscribe(other.addr, request))
+        assert (moved.value.code, moved.value.owner) == ("wrong_replica", services.table.addr)
+    finally:
+        await backends.close()
+        await other.stop(0)
+
+
+async def test_a_link_call_to_a_replica_that_does_not_answer_goes_through_table_addr(
+    services: Services,
+) -> None:
+    backends = Backends(services.matchmaker.addr, services.table.addr, timeout=5)
+    try:
+        table_id = await create_table(backends, "")
+        request = tb.SeatRequest(table_id=table_id, token="0" * 32)
+        with pytest.raises(ServiceError) as refused:
+            await backends.link_call(NOWHERE, continue_round=request)
+        assert refused.value.code == "bad_token"  # answered by the replica behind TABLE_ADDR
+    finally:
+        await backends.close()

@@ -300,3 +300,175 @@ class MatchRecord(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchRecord: _TypeAlias = MatchRecord  # noqa: Y015
+
+@_typing.final
+class LinkUp(_message.Message):
+    """Gateway → replica: calls, each numbered by the gateway."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALLS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___LinkCall]: ...
+    def __init__(
+        self,
+        *,
+        calls: _abc.Iterable[Global___LinkCall] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinkUp: _TypeAlias = LinkUp  # noqa: Y015
+
+@_typing.final
+class LinkCall(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    SUBMIT_FIELD_NUMBER: _builtins.int
+    SUBSCRIBE_FIELD_NUMBER: _builtins.int
+    CONTINUE_ROUND_FIELD_NUMBER: _builtins.int
+    LEAVE_FIELD_NUMBER: _builtins.int
+    UNSUBSCRIBE_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """unique on this stream; a subscription keeps its id until it ends"""
+    @_builtins.property
+    def submit(self) -> Global___SubmitMoveRequest:
+        """answered by `moved` or `failed`"""
+
+    @_builtins.property
+    def subscribe(self) -> Global___SeatRequest:
+        """answered by `view`s until `ended` or `failed`"""
+
+    @_builtins.property
+    def continue_round(self) -> Global___SeatRequest:
+        """answered by `done` or `failed`"""
+
+    @_builtins.property
+    def leave(self) -> Global___SeatRequest:
+        """answered by `done` or `failed`"""
+
+    @_builtins.property
+    def unsubscribe(self) -> Global___Ack:
+        """ends subscription `id`; no answer"""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        submit: Global___SubmitMoveRequest | None = ...,
+        subscribe: Global___SeatRequest | None = ...,
+        continue_round: Global___SeatRequest | None = ...,
+        leave: Global___SeatRequest | None = ...,
+        unsubscribe: Global___Ack | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "id", b"id", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["submit", "subscribe", "continue_round", "leave", "unsubscribe"]  # noqa: Y015
+    _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
+
+Global___LinkCall: _TypeAlias = LinkCall  # noqa: Y015
+
+@_typing.final
+class LinkDown(_message.Message):
+    """Replica → gateway: answers and views, each for the call of its id."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___LinkEvent]: ...
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[Global___LinkEvent] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinkDown: _TypeAlias = LinkDown  # noqa: Y015
+
+@_typing.final
+class LinkEvent(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    MOVED_FIELD_NUMBER: _builtins.int
+    DONE_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    FAILED_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    moved: _builtins.int
+    """the move was applied (or had been): the table's version"""
+    @_builtins.property
+    def done(self) -> Global___Ack:
+        """continue or leave done"""
+
+    @_builtins.property
+    def view(self) -> _game_pb2.TableView:
+        """the subscribed seat's view"""
+
+    @_builtins.property
+    def ended(self) -> Global___Ack:
+        """the subscription ended cleanly (table over, newer subscription)"""
+
+    @_builtins.property
+    def failed(self) -> Global___LinkFailure:
+        """the call or subscription failed; nothing more comes for `id`"""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        moved: _builtins.int = ...,
+        done: Global___Ack | None = ...,
+        view: _game_pb2.TableView | None = ...,
+        ended: Global___Ack | None = ...,
+        failed: Global___LinkFailure | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "ended", b"ended", "event", b"event", "failed", b"failed", "moved", b"moved", "view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "ended", b"ended", "event", b"event", "failed", b"failed", "id", b"id", "moved", b"moved", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["moved", "done", "view", "ended", "failed"]  # noqa: Y015
+    _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
+
+Global___LinkEvent: _TypeAlias = LinkEvent  # noqa: Y015
+
+@_typing.final
+class LinkFailure(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """a stable error code, as in the `rackem-error` metadata"""
+    message: _builtins.str
+    owner: _builtins.str
+    """with `wrong_replica`: the owning replica's address"""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        message: _builtins.str = ...,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinkFailure: _TypeAlias = LinkFailure  # noqa: Y015

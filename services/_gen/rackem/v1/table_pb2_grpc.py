@@ -70,6 +70,11 @@ class TableStub:
                 request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
                 _registered_method=True)
+        self.Link = channel.stream_stream(
+                '/rackem.v1.Table/Link',
+                request_serializer=rackem_dot_v1_dot_table__pb2.LinkUp.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_table__pb2.LinkDown.FromString,
+                _registered_method=True)
 
 
 class TableServicer:
@@ -125,6 +130,16 @@ class TableServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Link(self, request_iterator, context):
+        """Everything one gateway asks of this replica, on one long-lived stream: moves,
+        continues, leaves and seat subscriptions go up, their answers and the seats' views
+        come down, many to a message when they queue up. The same semantics as the calls
+        above, without a call (and its HTTP/2 stream) per move and a stream per seat.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -162,6 +177,11 @@ def add_TableServicer_to_server(servicer, server):
                     servicer.GetRecord,
                     request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_table__pb2.MatchRecord.SerializeToString,
+            ),
+            'Link': grpc.stream_stream_rpc_method_handler(
+                    servicer.Link,
+                    request_deserializer=rackem_dot_v1_dot_table__pb2.LinkUp.FromString,
+                    response_serializer=rackem_dot_v1_dot_table__pb2.LinkDown.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -353,6 +373,33 @@ class Table:
             '/rackem.v1.Table/GetRecord',
             rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
             rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Link(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/rackem.v1.Table/Link',
+            rackem_dot_v1_dot_table__pb2.LinkUp.SerializeToString,
+            rackem_dot_v1_dot_table__pb2.LinkDown.FromString,
             options,
             channel_credentials,
             insecure,

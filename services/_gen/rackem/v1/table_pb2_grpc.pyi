@@ -48,6 +48,12 @@ class TableStub:
     """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
     refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
     """
+    Link: _grpc.StreamStreamMultiCallable[_table_pb2.LinkUp, _table_pb2.LinkDown]
+    """Everything one gateway asks of this replica, on one long-lived stream: moves,
+    continues, leaves and seat subscriptions go up, their answers and the seats' views
+    come down, many to a message when they queue up. The same semantics as the calls
+    above, without a call (and its HTTP/2 stream) per move and a stream per seat.
+    """
 
 @_typing.type_check_only
 class TableAsyncStub(TableStub):
@@ -67,6 +73,12 @@ class TableAsyncStub(TableStub):
     GetRecord: _aio.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.MatchRecord]  # type: ignore[assignment]
     """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
     refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+    """
+    Link: _aio.StreamStreamMultiCallable[_table_pb2.LinkUp, _table_pb2.LinkDown]  # type: ignore[assignment]
+    """Everything one gateway asks of this replica, on one long-lived stream: moves,
+    continues, leaves and seat subscriptions go up, their answers and the seats' views
+    come down, many to a message when they queue up. The same semantics as the calls
+    above, without a call (and its HTTP/2 stream) per move and a stream per seat.
     """
 
 class TableServicer(metaclass=_abc_1.ABCMeta):
@@ -126,6 +138,18 @@ class TableServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_table_pb2.MatchRecord, _abc.Awaitable[_table_pb2.MatchRecord]]:
         """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
         refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+        """
+
+    @_abc_1.abstractmethod
+    def Link(
+        self,
+        request_iterator: _MaybeAsyncIterator[_table_pb2.LinkUp],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_table_pb2.LinkDown], _abc.AsyncIterator[_table_pb2.LinkDown]]:
+        """Everything one gateway asks of this replica, on one long-lived stream: moves,
+        continues, leaves and seat subscriptions go up, their answers and the seats' views
+        come down, many to a message when they queue up. The same semantics as the calls
+        above, without a call (and its HTTP/2 stream) per move and a stream per seat.
         """
 
 def add_TableServicer_to_server(servicer: TableServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

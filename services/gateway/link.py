@@ -1,0 +1,197 @@
+"""This gateway's link to one table replica: one stream for every call and seat it has there.
+
+``Link`` numbers each call, sends it up the replica's ``Table.Link`` stream (as many to
+a message as have queued up) and wakes the caller when its answer comes down; a
+subscription gets its seat's views until its table ends it. When the stream breaks,
+every call waiting on it fails ``unavailable`` and every subscription ends with that
+error, exactly as a failed call or stream of their own would: the caller retries (a
+move by its ``move_id``, so never twice) and the follower subscribes again, through a
+new link. ``Backends`` keeps one link per replica address and replaces a broken one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from typing import TYPE_CHECKING
+
+import grpc
+
+from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.common.errors import CODES, ServiceError, from_rpc_error
+
+if TYPE_CHECKING:
+    from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
+
+__all__ = ["Link", "Subscription"]
+
+
+def _failure(failed: table_pb2.LinkFailure) -> ServiceError:
+    code = failed.code if failed.code in CODES else "internal"
+    return ServiceError(code, failed.message or code, failed.owner or None)
+
+
+class Subscription:
+    """One seat's views over a link: iterate it; ``close`` when done with it."""
+
+    def __init__(self, link: Link, call_id: int) -> None:
+        self._link = link
+        self._id = call_id
+        self._views: deque[game_pb2.TableView] = deque()
+        self._wake = asyncio.Event()
+        self._over = False
+        self._error: ServiceError | None = None
+
+    def put(self, view: game_pb2.TableView) -> None:
+        self._views.append(view)
+        self._wake.set()
+
+    def end(self, error: ServiceError | None) -> None:
+        self._over = True
+        self._error = error
+        self._wake.set()
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> game_pb2.TableView:
+        while not self._views:
+            if self._over:
+                if self._error is not None:
+                    raise self._error
+                raise StopAsyncIteration
+            self._wake.clear()
+            await self._wake.wait()
+        return self._views.popleft()
+
+    def close(self) -> None:
+        """Stop the views (the replica lets go of the seat's subscription)."""
+        if not self._over:
+            self._over = True
+            self._link.unsubscribe(self._id)
+
+
+class Link:
+    def __init__(self, stub: TableAsyncStub) -> None:
+        self._call = stub.Link()  # type: ignore[call-arg]  # written to, not fed an iterator
+        self._next_id = 0
+        self._waiting: dict[int, asyncio.Future[table_pb2.LinkEvent]] = {}
+        self._subs: dict[int, Subscription] = {}
+        self._outbox: list[table_pb2.LinkCall] = []
+        self._wake = asyncio.Event()
+        self.broken: ServiceError | None = None
+        self._writer = asyncio.create_task(self._write())
+        self._reader = asyncio.create_task(self._read())
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _send(self, call: table_pb2.LinkCall) -> None:
+        self._outbox.append(call)
+        self._wake.set()
+
+    async def request(self, timeout: float, **call: object) -> table_pb2.LinkEvent:
+        """Send one call (``submit=``, ``continue_round=`` or ``leave=``); its answer.
+
+        Raises the call's ``ServiceError``, or ``unavailable`` when the link breaks or no
+        answer comes within ``timeout`` seconds.
+        """
+        if self.broken is not None:
+            raise self.broken
+        call_id = self._new_id()
+        answer: asyncio.Future[table_pb2.LinkEvent] = asyncio.get_running_loop().create_future()
+        self._waiting[call_id] = answer
+        self._send(table_pb2.LinkCall(id=call_id, **call))  # type: ignore[arg-type]
+        try:
+            event = await asyncio.wait_for(answer, timeout)
+        except TimeoutError:
+            raise ServiceError("unavailable", "the table did not answer in time") from None
+        finally:
+            self._waiting.pop(call_id, None)
+        if event.HasField("failed"):
+            raise _failure(event.failed)
+        return event
+
+    def subscribe(self, request: table_pb2.SeatRequest) -> Subscription:
+        """The seat's views, from its current one on (``close`` it when done)."""
+        call_id = self._new_id()
+        sub = Subscription(self, call_id)
+        if self.broken is not None:
+            sub.end(self.broken)
+            return sub
+        self._subs[call_id] = sub
+        self._send(table_pb2.LinkCall(id=call_id, subscribe=request))
+        return sub
+
+    def unsubscribe(self, call_id: int) -> None:
+        if self._subs.pop(call_id, None) is not None and self.broken is None:
+            self._send(table_pb2.LinkCall(id=call_id, unsubscribe=table_pb2.Ack()))
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                if not self._outbox:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                batch, self._outbox = self._outbox, []
+                await self._call.write(table_pb2.LinkUp(calls=batch))
+        except asyncio.CancelledError:
+            raise
+        except grpc.aio.AioRpcError as exc:
+            self._break(from_rpc_error(exc))
+        except Exception:  # the call is over (write after the stream ended)
+            self._break(ServiceError("unavailable", "the table link closed"))
+
+    async def _read(self) -> None:
+        try:
+            async for down in self._call:
+                for event in down.events:
+                    self._dispatch(event)
+            error = ServiceError("unavailable", "the table link closed")
+        except asyncio.CancelledError:
+            raise
+        except grpc.aio.AioRpcError as exc:
+            error = from_rpc_error(exc)
+        self._break(error)
+
+    def _dispatch(self, event: table_pb2.LinkEvent) -> None:
+        call_id = event.id
+        sub = self._subs.get(call_id)
+        if sub is not None:
+            kind = event.WhichOneof("event")
+            if kind == "view":
+                sub.put(event.view)
+                return
+            del self._subs[call_id]
+            sub.end(_failure(event.failed) if kind == "failed" else None)
+            return
+        answer = self._waiting.get(call_id)
+        if answer is not None and not answer.done():
+            answer.set_result(event)
+
+    def _break(self, error: ServiceError) -> None:
+        if self.broken is not None:
+            return
+        if error.code not in ("unavailable", "shutting_down"):
+            error = ServiceError("unavailable", "the table link failed")
+        self.broken = error
+        self._call.cancel()
+        for answer in self._waiting.values():
+            if not answer.done():
+                answer.set_exception(error)
+        self._waiting.clear()
+        subs, self._subs = self._subs, {}
+        for sub in subs.values():
+            sub.end(error)
+        for task in (self._writer, self._reader):
+            if task is not asyncio.current_task():
+                task.cancel()
+
+    async def close(self) -> None:
+        self._break(ServiceError("unavailable", "the gateway closed the link"))
+        for task in (self._writer, self._reader):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,167 @@
+"""One gateway's link to this replica: its calls in, their answers and its seats' views out.
+
+The replica's side of ``Table.Link``. Each call runs as it arrives, in its own task, so a
+table waiting on its store never holds up another; a subscription is a task that moves
+its seat's views into the link. Answers and views wait in one outbox that a single
+writer drains, as many to a message as have queued up. A gateway that stops reading
+lets the outbox grow; past ``limit`` events the link fails, and the gateway opens a new
+one and subscribes its seats again (a table never waits for a reader).
+
+Moves, continues and leaves already under way finish even if the link goes: a move is
+logged before it is answered, and the gateway's retry with the same ``move_id`` gets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, Protocol
+
+import grpc
+
+from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.common.errors import ServiceError, abort
+from services.common.logs import event
+
+__all__ = ["LinkServer", "Operations"]
+
+log = logging.getLogger("rackem.table")
+
+MAX_EVENTS = 256  # events in one message down the link
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class Operations(Protocol):
+    """What a link may ask of the replica (``TableService`` provides them)."""
+
+    async def submit(self, request: table_pb2.SubmitMoveRequest) -> table_pb2.SubmitMoveReply: ...
+    async def continue_round(self, request: table_pb2.SeatRequest) -> table_pb2.Ack: ...
+    async def leave(self, request: table_pb2.SeatRequest) -> table_pb2.Ack: ...
+    def views(self, request: table_pb2.SeatRequest) -> AsyncIterator[game_pb2.TableView]: ...
+
+
+class LinkServer:
+    def __init__(self, ops: Operations, limit: int) -> None:
+        self._ops = ops
+        self._limit = limit
+        self._outbox: list[table_pb2.LinkEvent] = []
+        self._wake = asyncio.Event()
+        self._subs: dict[int, asyncio.Task[None]] = {}
+        self._calls: set[asyncio.Task[None]] = set()
+        self._overflowed = asyncio.Event()
+
+    async def run(self, requests: AsyncIterator[table_pb2.LinkUp], context: Context) -> None:
+        """Serve the link until the gateway closes it (or it overflows)."""
+        reader = asyncio.create_task(self._read(requests))
+        writer = asyncio.create_task(self._write(context, reader))
+        overflow = asyncio.create_task(self._overflowed.wait())
+        try:
+            await asyncio.wait({writer, overflow}, return_when=asyncio.FIRST_COMPLETED)
+            if self._overflowed.is_set():  # let the tables go, then end it once sent
+                event(log, "link_overflow", logging.WARNING, queued=len(self._outbox))
+                self._stop_following(reader)
+                self._outbox.clear()
+                await writer  # the write under way (a core operation) must finish first
+                await abort(
+                    context, ServiceError("unavailable", "the link fell behind; link again")
+                )
+            await writer
+        finally:
+            overflow.cancel()
+            writer.cancel()
+            self._stop_following(reader)
+
+    def _stop_following(self, reader: asyncio.Task[None]) -> None:
+        reader.cancel()
+        for task in self._subs.values():
+            task.cancel()
+        self._subs.clear()
+
+    async def _write(self, context: Context, reader: asyncio.Task[None]) -> None:
+        while not self._overflowed.is_set():
+            if not self._outbox:
+                if reader.done():
+                    return
+                self._wake.clear()
+                waiter = asyncio.ensure_future(self._wake.wait())
+                await asyncio.wait({waiter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                continue
+            batch = self._outbox[:MAX_EVENTS]
+            del self._outbox[:MAX_EVENTS]
+            await context.write(table_pb2.LinkDown(events=batch))
+
+    def _emit(self, item: table_pb2.LinkEvent) -> None:
+        if self._overflowed.is_set():
+            return
+        self._outbox.append(item)
+        if len(self._outbox) > self._limit:
+            self._overflowed.set()
+        self._wake.set()
+
+    def _fail(self, call_id: int, err: ServiceError) -> None:
+        failure = table_pb2.LinkFailure(code=err.code, message=err.message, owner=err.owner or "")
+        self._emit(table_pb2.LinkEvent(id=call_id, failed=failure))
+
+    async def _read(self, requests: AsyncIterator[table_pb2.LinkUp]) -> None:
+        async for up in requests:
+            for call in up.calls:
+                self._dispatch(call)
+
+    def _dispatch(self, call: table_pb2.LinkCall) -> None:
+        kind = call.WhichOneof("call")
+        call_id = call.id
+        if kind == "submit":
+            self._start(call_id, self._submit(call_id, call.submit))
+        elif kind == "subscribe":
+            older = self._subs.pop(call_id, None)
+            if older is not None:
+                older.cancel()
+            self._subs[call_id] = asyncio.create_task(self._follow(call_id, call.subscribe))
+        elif kind == "continue_round":
+            self._start(call_id, self._done(call_id, self._ops.continue_round(call.continue_round)))
+        elif kind == "leave":
+            self._start(call_id, self._done(call_id, self._ops.leave(call.leave)))
+        elif kind == "unsubscribe":
+            task = self._subs.pop(call_id, None)
+            if task is not None:
+                task.cancel()
+        else:
+            self._fail(call_id, ServiceError("bad_request", "an empty link call"))
+
+    def _start(self, call_id: int, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(self._guard(call_id, work))
+        self._calls.add(task)
+        task.add_done_callback(self._calls.discard)
+
+    async def _guard(self, call_id: int, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except ServiceError as err:
+            self._fail(call_id, err)
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "Link"}}, exc_info=True)
+            self._fail(call_id, ServiceError("internal", "internal error"))
+
+    async def _submit(self, call_id: int, request: table_pb2.SubmitMoveRequest) -> None:
+        reply = await self._ops.submit(request)
+        self._emit(table_pb2.LinkEvent(id=call_id, moved=reply.version))
+
+    async def _done(self, call_id: int, work: Awaitable[table_pb2.Ack]) -> None:
+        await work
+        self._emit(table_pb2.LinkEvent(id=call_id, done=table_pb2.Ack()))
+
+    async def _follow(self, call_id: int, request: table_pb2.SeatRequest) -> None:
+        try:
+            async for view in self._ops.views(request):
+                self._emit(table_pb2.LinkEvent(id=call_id, view=view))
+            self._emit(table_pb2.LinkEvent(id=call_id, ended=table_pb2.Ack()))
+        except ServiceError as err:
+            self._fail(call_id, err)
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "Link"}}, exc_info=True)
+            self._fail(call_id, ServiceError("internal", "internal error"))
+        finally:
+            if self._subs.get(call_id) is asyncio.current_task():
+                del self._subs[call_id]

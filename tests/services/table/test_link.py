@@ -1,0 +1,219 @@
+"""``Table.Link``: one stream per gateway carrying its calls and its seats' views.
+
+Played through the gateway's own ``Link`` client against a real replica on a real
+channel: whole matches with every view checked against ``observe``, refusals with their
+codes, subscriptions ending, the link breaking when the replica stops, and a link whose
+reader stalls failing without holding up its tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+
+import grpc
+import pytest
+
+from rackcore import verify
+from rackcore.bots import choose
+from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.errors import ServiceError
+from services.convert import move_to_pb, view_from_pb
+from services.gateway.link import Link
+from services.table.server import Running
+from table.table_players import ServerFactory, assert_views_private, create_table, error_code
+
+_ids = itertools.count()
+
+
+async def play_seat(
+    link: Link, table_id: str, token: str, seat: int, views: list[game_pb2.TableView]
+) -> None:
+    """Play ``seat`` over ``link`` until its table ends the subscription."""
+    request = table_pb2.SeatRequest(table_id=table_id, token=token)
+    done: set[tuple[int, int, str]] = set()
+    sub = link.subscribe(request)
+    try:
+        async for tv in sub:
+            views.append(tv)
+            if tv.status == "round_over":
+                if not tv.continued[seat]:
+                    await link.request(5, continue_round=request)
+                continue
+            view = view_from_pb(tv.view)
+            key = (tv.version, view.round_no, view.phase)
+            if tv.status != "playing" or not view.my_turn or key in done:
+                continue
+            done.add(key)
+            move = table_pb2.SubmitMoveRequest(
+                table_id=table_id,
+                token=token,
+                move=move_to_pb(choose(view, "medium", seed=tv.version)),
+                move_id=f"link-{next(_ids)}",
+                expected_version=tv.version,
+            )
+            try:
+                answer = await link.request(5, submit=move)
+            except ServiceError as err:
+                if err.code != "stale_version":
+                    raise
+                continue
+            assert answer.moved == tv.version + 1
+    finally:
+        sub.close()
+
+
+async def test_a_whole_match_plays_over_one_link(
+    table_server: Running, stub: table_pb2_grpc.TableAsyncStub
+) -> None:
+    created = await create_table(stub, humans=2, bots=0, target=100)
+    link = Link(stub)
+    views: list[list[game_pb2.TableView]] = [[], []]
+    try:
+        async with asyncio.timeout(60):
+            await asyncio.gather(
+                *(play_seat(link, created.table_id, created.tokens[s], s, views[s]) for s in (0, 1))
+            )
+    finally:
+        await link.close()
+    record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=created.table_id))
+    log = json.loads(record.log_json)
+    verdict = verify(log)
+    assert verdict["valid"] and verdict["finished"]
+    for seat in (0, 1):
+        assert views[seat][-1].status == "finished"
+        assert_views_private(log, seat, views[seat])
+
+
+async def test_refusals_come_back_with_their_codes_and_change_nothing(
+    table_server: Running, stub: table_pb2_grpc.TableAsyncStub
+) -> None:
+    created = await create_table(stub, humans=2, bots=0)
+    table_id, tokens = created.table_id, created.tokens
+    summary_request = table_pb2.SummaryRequest(table_id=table_id)
+    before = await stub.GetSummary(summary_request)
+    turn_seat = 0 if await _my_turn(stub, table_id, tokens[0]) else 1
+    draw = game_pb2.Move(act="draw", source="stock")
+    cases = {
+        "bad_token": table_pb2.SubmitMoveRequest(
+            table_id=table_id, token="0" * 32, move=draw, move_id="a"
+        ),
+        "not_your_turn": table_pb2.SubmitMoveRequest(
+            table_id=table_id, token=tokens[1 - turn_seat], move=draw, move_id="b"
+        ),
+        "no_table": table_pb2.SubmitMoveRequest(
+            table_id="t0000000000000000", token=tokens[0], move=draw, move_id="c"
+        ),
+        "malformed_move": table_pb2.SubmitMoveRequest(
+            table_id=table_id, token=tokens[turn_seat], move=game_pb2.Move(act="fly"), move_id="d"
+        ),
+    }
+    link = Link(stub)
+    try:
+        for code, request in cases.items():
+            with pytest.raises(ServiceError) as refused:
+                await link.request(5, submit=request)
+            assert refused.value.code == code, code
+        sub = link.subscribe(table_pb2.SeatRequest(table_id=table_id, token="f" * 32))
+        with pytest.raises(ServiceError) as refused:
+            await anext(sub)
+        assert refused.value.code == "bad_token"
+        assert link.broken is None  # refusals end their call, never the link
+    finally:
+        await link.close()
+    after = await stub.GetSummary(summary_request)
+    assert after.version == before.version and after.status == before.status
+
+
+async def _my_turn(stub: table_pb2_grpc.TableAsyncStub, table_id: str, token: str) -> bool:
+    request = table_pb2.SeatRequest(table_id=table_id, token=token)
+    async for tv in stub.Subscribe(request):
+        return tv.view.turn == tv.view.seat
+    raise AssertionError("no view")
+
+
+async def test_a_closed_subscription_lets_the_seat_go(
+    table_server: Running, stub: table_pb2_grpc.TableAsyncStub
+) -> None:
+    created = await create_table(stub, humans=2, bots=0)
+    link = Link(stub)
+    try:
+        watcher = link.subscribe(
+            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+        )
+        other = link.subscribe(
+            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[1])
+        )
+        async with asyncio.timeout(10):
+            async for tv in watcher:
+                if tv.seats[1].connected:
+                    break
+            other.close()
+            async for tv in watcher:
+                if not tv.seats[1].connected:
+                    break
+        watcher.close()
+    finally:
+        await link.close()
+
+
+async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_unavailable(
+    start_table_server: ServerFactory,
+) -> None:
+    replica = await start_table_server()
+    async with grpc.aio.insecure_channel(replica.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=2, bots=0)
+        link = Link(stub)
+        try:
+            sub = link.subscribe(
+                table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+            )
+            await anext(sub)
+            await replica.stop(0)
+            with pytest.raises(ServiceError) as ended:
+                async with asyncio.timeout(10):
+                    async for _ in sub:
+                        pass
+            assert ended.value.code in ("unavailable", "shutting_down")
+            async with asyncio.timeout(10):
+                while link.broken is None:
+                    await asyncio.sleep(0.01)
+            with pytest.raises(ServiceError) as refused:
+                await link.request(5, continue_round=table_pb2.SeatRequest())
+            assert refused.value.code == "unavailable"
+        finally:
+            await link.close()
+
+
+async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
+    start_table_server: ServerFactory,
+) -> None:
+    replica = await start_table_server(link_queue=50)
+    async with grpc.aio.insecure_channel(replica.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=2, bots=0)
+        seat = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+        stalled = stub.Link()
+        ids = itertools.count(1)
+        async with asyncio.timeout(60):
+            for _ in range(200):  # subscribe again and again (each one a view), reading none
+                calls = [table_pb2.LinkCall(id=next(ids), subscribe=seat) for _ in range(200)]
+                try:
+                    await asyncio.wait_for(stalled.write(table_pb2.LinkUp(calls=calls)), 2)
+                except (TimeoutError, grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    break  # the replica stopped reading this link
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                async for _ in stalled:  # what was sent before it failed, then the failure
+                    pass
+        assert error_code(failed.value) == "unavailable"
+        link = Link(stub)  # the table itself never waited: a new link plays it
+        try:
+            views: list[game_pb2.TableView] = []
+            sub = link.subscribe(seat)
+            views.append(await anext(sub))
+            assert views[0].status == "playing" and views[0].version == 0
+            sub.close()
+        finally:
+            await link.close()
