@@ -7,7 +7,8 @@ from typing import Any
 from rackcore import MalformedMoveError, Move, Rules, RulesError
 from services._gen.rackem.v1 import game_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
-from services.convert import rules_from_pb, rules_to_pb, view_from_pb
+from services.convert import rules_from_pb, rules_to_pb
+from services.gateway import view_message
 from services.gateway.protocol import VERSION, ProtocolError
 
 __all__ = [
@@ -67,14 +68,9 @@ def _last_move(msg: pb.TableView) -> dict[str, Any] | None:
 
 
 def view(msg: pb.TableView) -> dict[str, Any]:
-    """The ``view`` message of one seat: its table view, plus its legal moves (no go_out forms)."""
-    seat_view = view_from_pb(msg.view)
-    legal = []
-    for move in seat_view.legal_moves():
-        if move.go_out:
-            entry = move.to_dict()
-            del entry["seat"]
-            legal.append(entry)
+    """The ``view`` message of one seat: its table view, plus its legal moves (no stay-in forms)."""
+    seat_view = view_message.seat_view(msg.view)
+    legal = view_message.legal(msg.view, seat_view["rules"])
     return {
         "type": "view",
         "table_id": msg.table_id,
@@ -90,16 +86,16 @@ def view(msg: pb.TableView) -> dict[str, Any]:
                 "level": s.level,
                 "left": s.left,
             }
-            for s in msg.seats
+            for s in msg.seats[:]
         ],
         "deadline_ms": max(0, msg.deadline_ms),
         "remaining_ms": max(0, msg.remaining_ms),
         "continue_deadline_ms": max(0, msg.continue_deadline_ms),
-        "continued": list(msg.continued),
+        "continued": msg.continued[:],
         "last_move": _last_move(msg),
         "ended_reason": msg.ended_reason,
         "legal": legal,
-        "view": seat_view.to_dict(),
+        "view": seat_view,
     }
 
 
