@@ -50,11 +50,12 @@ class LinkServer:
         self._subs: dict[int, asyncio.Task[None]] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._overflowed = asyncio.Event()
+        self._reading = True
 
     async def run(self, requests: AsyncIterator[table_pb2.LinkUp], context: Context) -> None:
         """Serve the link until the gateway closes it (or it overflows)."""
         reader = asyncio.create_task(self._read(requests))
-        writer = asyncio.create_task(self._write(context, reader))
+        writer = asyncio.create_task(self._write(context))
         overflow = asyncio.create_task(self._overflowed.wait())
         try:
             await asyncio.wait({writer, overflow}, return_when=asyncio.FIRST_COMPLETED)
@@ -78,15 +79,14 @@ class LinkServer:
             task.cancel()
         self._subs.clear()
 
-    async def _write(self, context: Context, reader: asyncio.Task[None]) -> None:
+    async def _write(self, context: Context) -> None:
         while not self._overflowed.is_set():
             if not self._outbox:
-                if reader.done():
+                if not self._reading:
                     return
                 self._wake.clear()
-                waiter = asyncio.ensure_future(self._wake.wait())
-                await asyncio.wait({waiter, reader}, return_when=asyncio.FIRST_COMPLETED)
-                waiter.cancel()
+                await self._wake.wait()
+                await asyncio.sleep(0)  # what else this turn of the loop brings joins the batch
                 continue
             batch = self._outbox[:MAX_EVENTS]
             del self._outbox[:MAX_EVENTS]
@@ -105,9 +105,13 @@ class LinkServer:
         self._emit(table_pb2.LinkEvent(id=call_id, failed=failure))
 
     async def _read(self, requests: AsyncIterator[table_pb2.LinkUp]) -> None:
-        async for up in requests:
-            for call in up.calls:
-                self._dispatch(call)
+        try:
+            async for up in requests:
+                for call in up.calls:
+                    self._dispatch(call)
+        finally:
+            self._reading = False
+            self._wake.set()
 
     def _dispatch(self, call: table_pb2.LinkCall) -> None:
         kind = call.WhichOneof("call")

@@ -10,7 +10,14 @@ import pytest
 from rackem.client import Client, ConnectionLost, ServerError, choose_move, play_match, ws_url
 from rackem.up import System, start
 
-FAST_ENV = {"BOT_DELAY_MS": "0", "FILL_MS": "200", "FILL_LONE_MS": "200", "TICK_MS": "50"}
+FAST_ENV = {
+    "BOT_DELAY_MS": "0",
+    "FILL_MS": "200",
+    "FILL_LONE_MS": "200",
+    "TICK_MS": "50",
+    "MSG_RATE": "200",  # bots that answer at once: faster than the limit for a person
+    "MSG_BURST": "400",
+}
 
 
 @pytest.fixture

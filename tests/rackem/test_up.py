@@ -19,7 +19,7 @@ import redis
 from rackcore import verify
 from rackem.client import Client, ConnectionLost, choose_move, play_match
 
-FAST_ENV = {"BOT_DELAY_MS": "0", "LOG_LEVEL": "WARNING"}
+FAST_ENV = {"BOT_DELAY_MS": "0", "LOG_LEVEL": "WARNING", "MSG_RATE": "200", "MSG_BURST": "400"}
 
 
 @contextmanager

@@ -34,6 +34,10 @@ def settings(**overrides: Any) -> GatewaySettings:
         "table_addr": NOWHERE,
         "rpc_timeout_s": 2.0,
         "shutdown_grace_s": 1.0,
+        # Clients here play bots that answer at once (no bot delay), faster than a person
+        # could: the per-connection limit is tested with its own settings.
+        "msg_rate": 200.0,
+        "msg_burst": 400,
     }
     values.update(overrides)
     return GatewaySettings(**values)
