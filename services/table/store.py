@@ -10,6 +10,7 @@ replicas can never both append move ``n``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any, Literal, Protocol
 
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
@@ -51,7 +52,17 @@ class TableStore(Protocol):
         """Take (or extend our own) lease: None on success, else the current holder."""
         ...
 
-    async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool: ...
+    async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
+        """Extend ``owner``'s lease to ``lease_ms`` from now; False if it is not ``owner``'s."""
+        ...
+
+    async def renew_many(self, table_ids: Sequence[str], owner: str, lease_ms: int) -> list[bool]:
+        """``renew`` for each id, in one round trip (or a few): a bool per id, in order.
+
+        A lease that is not ``owner``'s (another owner holds it, it expired, the table
+        is unknown) is False and left as it is.
+        """
+        ...
 
     async def release(self, table_id: str, owner: str) -> None:
         """Give the lease up (only if ``owner`` holds it)."""
@@ -67,8 +78,11 @@ class TableStore(Protocol):
         """Ids of tables not yet finished."""
         ...
 
-    async def orphans(self) -> list[str]:
-        """Ids of tables not yet finished whose lease nobody holds (the sweeper adopts them)."""
+    async def orphans(self, skip: Collection[str] = ()) -> list[str]:
+        """Ids of tables not yet finished whose lease nobody holds (the sweeper adopts them).
+
+        The ids in ``skip`` (tables the caller holds or is taking) are left out unread.
+        """
         ...
 
     async def forget(self, table_id: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,10 +115,14 @@ class MemoryStore:
         return None
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
-        if self._lease(table_id) != owner:
-            return False
-        self._set_lease(table_id, owner, lease_ms)
-        return True
+        return (await self.renew_many([table_id], owner, lease_ms))[0]
+
+    async def renew_many(self, table_ids: Sequence[str], owner: str, lease_ms: int) -> list[bool]:
+        held = [self._lease(table_id) == owner for table_id in table_ids]
+        for table_id, ours in zip(table_ids, held, strict=True):
+            if ours:
+                self._set_lease(table_id, owner, lease_ms)
+        return held
 
     async def release(self, table_id: str, owner: str) -> None:
         if self._lease(table_id) == owner:
@@ -139,8 +144,8 @@ class MemoryStore:
     async def live_tables(self) -> list[str]:
         return sorted(self._live)
 
-    async def orphans(self) -> list[str]:
-        return sorted(t for t in self._live if self._lease(t) is None)
+    async def orphans(self, skip: Collection[str] = ()) -> list[str]:
+        return sorted(t for t in self._live.difference(skip) if self._lease(t) is None)
 
     async def forget(self, table_id: str) -> None:
         self._live.discard(table_id)

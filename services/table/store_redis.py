@@ -13,6 +13,7 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -23,6 +24,8 @@ from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableS
 __all__ = ["RedisStore", "keys"]
 
 LIVE = "rackem:tables:live"
+CHUNK = 500
+"""Commands per pipeline in ``renew_many`` and ``orphans``: no one pipeline holds Redis long."""
 _PARTS = ("meta", "log", "state", "replies", "lease")
 
 _CREATE = """
@@ -81,8 +84,9 @@ def keys(table_id: str) -> list[str]:
 
 
 class RedisStore:
-    def __init__(self, client: aioredis.Redis) -> None:
+    def __init__(self, client: aioredis.Redis, chunk: int = CHUNK) -> None:
         self._redis = client
+        self._chunk = chunk
         self._create = client.register_script(_CREATE)
         self._append = client.register_script(_APPEND)
         self._save = client.register_script(_SAVE)
@@ -148,6 +152,16 @@ class RedisStore:
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
         return bool(await self._renew(keys=keys(table_id), args=[owner, lease_ms]))
 
+    async def renew_many(self, table_ids: Sequence[str], owner: str, lease_ms: int) -> list[bool]:
+        """The ``_RENEW`` script per table (its own keys, its own slot), pipelined in chunks."""
+        renewed: list[bool] = []
+        for start in range(0, len(table_ids), self._chunk):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for table_id in table_ids[start : start + self._chunk]:
+                    await self._renew(keys=keys(table_id), args=[owner, lease_ms], client=pipe)
+                renewed += [bool(done) for done in await pipe.execute()]
+        return renewed
+
     async def release(self, table_id: str, owner: str) -> None:
         await self._release(keys=keys(table_id), args=[owner])
 
@@ -165,15 +179,17 @@ class RedisStore:
         members = await self._redis.smembers(LIVE)
         return sorted(str(m) for m in members)
 
-    async def orphans(self) -> list[str]:
-        ids = await self.live_tables()
-        if not ids:
-            return []
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for table_id in ids:
-                pipe.exists(keys(table_id)[4])
-            held = await pipe.execute()
-        return [t for t, lease in zip(ids, held, strict=True) if not lease]
+    async def orphans(self, skip: Collection[str] = ()) -> list[str]:
+        ids = [t for t in await self.live_tables() if t not in skip]
+        orphaned: list[str] = []
+        for start in range(0, len(ids), self._chunk):
+            chunk = ids[start : start + self._chunk]
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for table_id in chunk:
+                    pipe.exists(keys(table_id)[4])
+                held = await pipe.execute()
+            orphaned += [t for t, lease in zip(chunk, held, strict=True) if not lease]
+        return orphaned
 
     async def forget(self, table_id: str) -> None:
         await self._redis.srem(LIVE, table_id)

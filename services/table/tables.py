@@ -105,18 +105,25 @@ class Tables:
         await self.registry.heartbeat(replica, self.settings.heartbeat_ttl_ms)
 
     async def _renew(self) -> None:
-        for table_id, table in list(self.live.items()):
-            if not await self.store.renew(table_id, self.config.owner, self.settings.lease_ms):
-                event(log, "lease_lost", logging.WARNING, table=table_id)
-                async with table.lock:
-                    table.close(
-                        ServiceError("unavailable", "the table changed replicas; try again")
-                    )
+        """Every live table's lease in one store call; a table whose lease is lost closes."""
+        tables = list(self.live.items())
+        if not tables:
+            return
+        table_ids = [table_id for table_id, _ in tables]
+        held = await self.store.renew_many(table_ids, self.config.owner, self.settings.lease_ms)
+        for (table_id, table), renewed in zip(tables, held, strict=True):
+            if renewed or self.live.get(table_id) is not table:  # or it retired meanwhile
+                continue
+            event(log, "lease_lost", logging.WARNING, table=table_id)
+            async with table.lock:
+                table.close(ServiceError("unavailable", "the table changed replicas; try again"))
 
     async def _sweep(self) -> None:
         if self.draining:
             return
-        for table_id in await self.store.orphans():
+        # Tables this replica holds or is taking are never adopted here: not worth a read.
+        skip = self.live.keys() | self._pending.keys() | self._corrupt
+        for table_id in await self.store.orphans(skip):
             if table_id in self.live or table_id in self._pending or table_id in self._corrupt:
                 continue
             with contextlib.suppress(ServiceError):  # another replica was quicker, or it is gone

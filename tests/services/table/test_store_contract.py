@@ -186,3 +186,54 @@ def test_redis_keys_share_one_cluster_slot_per_table() -> None:
         f"rackem:{{t:t0123456789abcdef}}:{part}"
         for part in ("meta", "log", "state", "replies", "lease")
     ]
+
+
+async def _leases_held_and_lost(store: TableStore) -> tuple[list[str], list[bool]]:
+    """Ids in a mixed order, and which of them A still holds: taken, expired, unknown."""
+    held = [(await _created(store)).table_id for _ in range(3)]
+    for table_id in held:
+        assert await store.acquire(table_id, A, 400) is None  # short: only a renewal keeps it
+    taken = (await _created(store)).table_id
+    await store.release(taken, A)
+    assert await store.acquire(taken, B, 400) is None
+    expired = (await _created(store)).table_id
+    assert await store.acquire(expired, A, 50) is None
+    unknown = f"t{secrets.token_hex(8)}"
+    await asyncio.sleep(0.2)
+    ids = [held[0], taken, held[1], unknown, expired, held[2]]
+    return ids, [True, False, True, False, False, True]
+
+
+async def test_renew_many_extends_held_leases_and_reports_lost_ones(store: TableStore) -> None:
+    ids, expected = await _leases_held_and_lost(store)
+    assert await store.renew_many(ids, A, LEASE) == expected
+    await asyncio.sleep(0.5)  # past the short leases: only what was renewed is still held
+    holders = [await store.holder(table_id) for table_id in ids]
+    assert holders == [A, None, A, None, None, A]  # B's lease was not extended, nor taken
+    assert await store.load(ids[3]) is None  # the unknown table was not made up
+
+
+async def test_renew_many_of_nothing_is_nothing(store: TableStore) -> None:
+    assert await store.renew_many([], A, LEASE) == []
+
+
+async def test_orphans_leave_out_the_tables_asked_to_skip(store: TableStore) -> None:
+    first, second = await _created(store), await _created(store)
+    await store.release(first.table_id, A)
+    await store.release(second.table_id, A)
+    orphans = await store.orphans({second.table_id})
+    assert first.table_id in orphans and second.table_id not in orphans
+
+
+@pytest.mark.containers
+async def test_redis_renews_and_sweeps_in_chunks(redis_url: str) -> None:
+    client = connect(redis_url)
+    store = RedisStore(client, chunk=2)
+    try:
+        ids, expected = await _leases_held_and_lost(store)
+        assert await store.renew_many(ids, A, LEASE) == expected
+        assert [await store.holder(t) for t in ids] == [A, B, A, None, None, A]
+        orphans = await store.orphans()
+        assert ids[4] in orphans and not set(orphans) & {ids[0], ids[1], ids[2], ids[5]}
+    finally:
+        await client.aclose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Sequence
 
 import grpc
 
@@ -170,3 +171,42 @@ async def test_a_table_that_will_not_rebuild_is_unavailable_not_a_crash(
         assert await store.holder("t-broken") is None  # the lease is not kept
         created = await create_table(stub, humans=1, bots=1)  # the replica serves on
         assert created.replica == server.addr
+
+
+class _RenewCalls(MemoryStore):
+    """The memory store, keeping the ids of each ``renew_many`` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rounds: list[list[str]] = []
+
+    async def renew_many(self, table_ids: Sequence[str], owner: str, lease_ms: int) -> list[bool]:
+        self.rounds.append(list(table_ids))
+        return await super().renew_many(table_ids, owner, lease_ms)
+
+
+async def test_a_lost_lease_among_many_closes_only_that_table(
+    start_table_server: ServerFactory,
+) -> None:
+    store = _RenewCalls()
+    server = await start_table_server(store=store, decision_ms=600_000)
+    owner = server.tables.config.owner
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(6)]
+    tables = {tid: server.tables.live[tid] for tid in ids}
+    lost = ids[2]
+    await store.release(lost, owner)  # another replica takes it over
+    assert await store.acquire(lost, "replica-x 10.0.0.9:50052", 60_000) is None
+    store.rounds.clear()
+    async with asyncio.timeout(10):
+        while tables[lost].closed is None:
+            await asyncio.sleep(0.02)
+    closed = tables[lost].closed
+    assert closed is not None and closed.code == "unavailable"
+    assert sorted(store.rounds[0]) == sorted(ids)  # one call renews every table
+    for tid in ids:
+        if tid != lost:
+            assert tables[tid].closed is None and server.tables.live[tid] is tables[tid]
+            assert await store.holder(tid) == owner
+    assert await store.holder(lost) == "replica-x 10.0.0.9:50052"
