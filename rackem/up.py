@@ -45,10 +45,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from services.common import logs
+    from services.common import logs, loop
 
     logs.configure("up", os.environ.get("LOG_LEVEL", "WARNING"))
-    return asyncio.run(up(args.host, args.port, args.redis, browser=not args.no_browser))
+    return loop.run(up(args.host, args.port, args.redis, browser=not args.no_browser))
 
 
 def _url(host: str, port: int) -> str:

@@ -5,7 +5,6 @@ It sees one seat's view, never a match state, and keeps nothing between calls.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -16,7 +15,7 @@ from rackcore import RackError, View
 from rackcore.bots import LEVELS, choose
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
 from services.bot.settings import BotSettings
-from services.common import logs
+from services.common import logs, loop
 from services.common.errors import ServiceError, abort
 from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
 from services.common.settings import from_env
@@ -109,4 +108,4 @@ async def serve(settings: BotSettings) -> None:
 def main() -> None:
     settings = from_env(BotSettings)
     logs.configure("bot", settings.log_level)
-    asyncio.run(serve(settings))
+    loop.run(serve(settings))

@@ -15,7 +15,7 @@ from collections.abc import Generator
 
 import uvicorn
 
-from services.common import logs
+from services.common import logs, loop
 from services.common.logs import event
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
@@ -130,4 +130,4 @@ async def serve(settings: GatewaySettings) -> None:
 def main() -> None:
     settings = from_env(GatewaySettings)
     logs.configure("gateway", settings.log_level)
-    asyncio.run(serve(settings))
+    loop.run(serve(settings))

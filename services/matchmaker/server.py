@@ -20,7 +20,7 @@ import grpc
 from rackcore import RulesError
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
-from services.common import logs
+from services.common import logs, loop
 from services.common.errors import ServiceError, abort
 from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
 from services.common.logs import event
@@ -275,4 +275,4 @@ async def serve(
 def main() -> None:
     settings = from_env(MatchmakerSettings)
     logs.configure("matchmaker", settings.log_level)
-    asyncio.run(serve(settings))
+    loop.run(serve(settings))

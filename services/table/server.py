@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ import redis.asyncio as aioredis
 from grpc_health.v1 import _async as health_aio
 
 from services._gen.rackem.v1 import table_pb2_grpc
-from services.common import logs
+from services.common import logs, loop
 from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
@@ -123,4 +122,4 @@ async def serve(settings: TableSettings) -> None:
 def main() -> None:
     settings = from_env(TableSettings)
     logs.configure("table", settings.log_level)
-    asyncio.run(serve(settings))
+    loop.run(serve(settings))
