@@ -3,7 +3,7 @@
     python3 bench/echo_server.py [--host 127.0.0.1] [--port 0]
 
 It runs uvicorn the way the gateway does (``services/gateway/server.py``): the
-``websockets-sansio`` backend, ``Server.serve`` in a plain ``asyncio.run`` loop, and a listening
+``websockets-sansio`` backend, ``Server.serve`` on a uvloop event loop, and a listening
 socket made with its protocol set, so asyncio turns Nagle's algorithm off on every
 accepted connection. Each text frame is sent straight back. It prints
 ``listening PORT`` once it accepts connections and stops on SIGTERM or SIGINT.
@@ -19,6 +19,7 @@ import socket
 from collections.abc import Generator
 
 import uvicorn
+import uvloop
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -85,7 +86,7 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port))
+    uvloop.run(serve(args.host, args.port))
 
 
 if __name__ == "__main__":
