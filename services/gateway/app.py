@@ -25,9 +25,11 @@ from services.gateway.origins import origin_allowed
 from services.gateway.session import POLICY, Session
 from services.gateway.settings import GatewaySettings
 
-__all__ = ["GOING_AWAY", "create_app", "hub_of"]
+__all__ = ["BUSY", "GOING_AWAY", "create_app", "hub_of"]
 
 GOING_AWAY = 1001  # close code on shutdown: resume on another gateway
+BUSY = 1013  # close code for a newcomer while full or overloaded: try again shortly
+BUSY_REASON = "server busy, try again shortly"
 READY_TIMEOUT_S = 0.5
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _NOT_FOUND = frozenset({"illegal_move", "not_started", "no_table", "bad_request", "match_over"})
@@ -63,13 +65,23 @@ def create_app(settings: GatewaySettings) -> Starlette:
             await ws.close(POLICY if hub.accepting else GOING_AWAY)
             return
         await ws.accept()
+        # Checked after the accept and before the session joins the hub, with no await in
+        # between: concurrent handshakes cannot all slip under the limit together.
+        if not hub.admits():
+            hub.metrics.dropped.labels("busy").inc()  # counted, never logged: floods are big
+            await ws.close(BUSY, BUSY_REASON)
+            return
         await Session(hub, ws, client_key(ws.client.host) if ws.client else "").run()
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        ready = hub.accepting and await hub.backends.ready(READY_TIMEOUT_S)
+        ready = (
+            hub.accepting
+            and not hub.admission.overloaded
+            and await hub.backends.ready(READY_TIMEOUT_S)
+        )
         return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
 
     async def metrics(request: Request) -> Response:

@@ -1,16 +1,19 @@
-"""What one gateway process shares between its connections: settings, channels, limits, metrics.
+"""What one gateway process shares between its connections: settings, channels, limits,
+admission, metrics.
 
 Besides the live sockets this is the gateway's only state: which local connection holds
-which seat token (the newest wins), how many local connections follow each table, and
-the per-address game limiter.
+which seat token (the newest wins), how many local connections follow each table, the
+per-address game limiter, and whether the gateway is taking newcomers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 from typing import TYPE_CHECKING, Protocol
 
+from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.limits import GameLimiter
 from services.gateway.metrics import Metrics
@@ -35,6 +38,13 @@ class Hub:
         self.settings = settings
         self.metrics = Metrics()
         self.games = GameLimiter(settings.games_per_ip, settings.games_window_s)
+        self.admission = Admission(
+            self.metrics,
+            settings.max_connections,
+            settings.overload_lag_ms / 1000,
+            settings.overload_window_s,
+        )
+        self._monitor: asyncio.Task[None] | None = None
         self._backends: Backends | None = None
         self._members: set[Member] = set()
         self._tokens: dict[str, Member] = {}
@@ -50,11 +60,21 @@ class Hub:
     async def open(self) -> None:
         s = self.settings
         self._backends = Backends(s.matchmaker_addr, s.table_addr, s.rpc_timeout_s)
+        self._monitor = asyncio.create_task(self.admission.monitor())
 
     async def close(self) -> None:
+        if self._monitor is not None:
+            self._monitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._monitor
+            self._monitor = None
         if self._backends is not None:
             await self._backends.close()
             self._backends = None
+
+    def admits(self) -> bool:
+        """Whether to take one more connection now (under the limit, and not overloaded)."""
+        return self.admission.admits(len(self._members))
 
     def join(self, member: Member) -> None:
         self._members.add(member)

@@ -45,6 +45,16 @@ class Metrics:
             ["reason"],
             registry=self.registry,
         )
+        self.loop_lag = Gauge(
+            "rackem_gateway_loop_lag_seconds",
+            "Event-loop lag, smoothed (how late a 100 ms sleep wakes)",
+            registry=self.registry,
+        )
+        self.overloaded = Gauge(
+            "rackem_gateway_overloaded",
+            "1 while the gateway refuses new connections and games for its loop lag",
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

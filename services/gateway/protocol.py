@@ -60,6 +60,7 @@ ERROR_CODES = (
     "not_creator",
     "already_started",
     "rate_limited",
+    "busy",
     "unavailable",
     "internal",
 )

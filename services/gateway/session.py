@@ -182,6 +182,8 @@ class Session:
 
     def _new_game(self) -> None:
         self._no_seat()
+        if self.hub.admission.overloaded:
+            raise ProtocolError("busy", "the server is busy; try again in a moment")
         if not self.hub.games.allow(self.address):
             raise ProtocolError(
                 "rate_limited", "too many new games from this address; wait a while"

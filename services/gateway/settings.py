@@ -27,6 +27,13 @@ class GatewaySettings:
     # New games (quick_match/create_table/join) per client address; 0 = unlimited.
     games_per_ip: int = 30
     games_window_s: float = 600.0
+    # Admission control (services/gateway/admission.py): open connections past this are
+    # refused with 1013; 0 = unlimited.
+    max_connections: int = 20_000
+    # Event-loop lag (smoothed) above which the gateway is overloaded: it refuses new
+    # connections and new games, and keeps serving the ones it has; 0 turns this off.
+    overload_lag_ms: int = 250
+    overload_window_s: float = 2.0  # how long the lag stays below it before newcomers return
     # gRPC calls to matchmaker and table.
     rpc_timeout_s: float = 5.0
     resubscribe_tries: int = 5  # table stream lost: tries through TABLE_ADDR before giving up

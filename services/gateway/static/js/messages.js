@@ -20,6 +20,7 @@ const TEXT = {
   not_creator: "Only the player who created the table can start it.",
   already_started: "That table has already started.",
   rate_limited: "Slow down a little — too many requests.",
+  busy: "The server is busy right now. Try again in a moment.",
   unavailable: "The game server is busy. Try again in a moment.",
   internal: "Something went wrong on the server. Try again.",
 };

@@ -1,0 +1,109 @@
+"""Admission control: is this gateway taking newcomers (new connections, new games)?
+
+Under a load above its capacity a gateway that takes everyone slows down for everyone.
+Instead it watches its own event loop: a task sleeps ``TICK_S`` at a time and measures
+how late it wakes. While that lag, smoothed, is above the limit, and until it has stayed
+below it for a calm window, the gateway is *overloaded*: it refuses new connections and
+new games, and keeps serving the ones it has. Connections past ``max_connections`` are
+refused too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Callable
+
+from services.common.logs import event
+from services.gateway.metrics import Metrics
+
+__all__ = ["SMOOTHING_S", "TICK_S", "Admission"]
+
+log = logging.getLogger("rackem.gateway")
+
+Clock = Callable[[], float]
+
+TICK_S = 0.1  # the monitor's sleep between two lag samples
+SMOOTHING_S = 0.5  # time constant of the lag's moving average: a lone hiccup does not count
+
+
+class Admission:
+    """The gateway's admission state, fed with event-loop lag samples.
+
+    ``max_connections`` 0 means no limit; ``lag_limit_s`` 0 turns overload off (the lag is
+    still measured); ``window_s`` is how long the lag must stay below the limit before
+    newcomers are taken again.
+    """
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        max_connections: int,
+        lag_limit_s: float,
+        window_s: float,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self._metrics = metrics
+        self._max_connections = max_connections
+        self._lag_limit = lag_limit_s
+        self._window = window_s
+        self._clock = clock
+        self._last = clock()
+        self._lag = 0.0
+        self._overloaded = False
+        self._since = 0.0  # overloaded: when it started
+        self._calm_since: float | None = None  # overloaded: when the lag fell below the limit
+
+    @property
+    def lag(self) -> float:
+        """The smoothed event-loop lag, seconds."""
+        return self._lag
+
+    @property
+    def overloaded(self) -> bool:
+        return self._overloaded
+
+    def admits(self, connections: int) -> bool:
+        """Whether to take one more connection, with ``connections`` open."""
+        if self._overloaded:
+            return False
+        return self._max_connections <= 0 or connections < self._max_connections
+
+    def observe(self, lag: float) -> None:
+        """One sample: the monitor woke ``lag`` seconds later than it asked."""
+        now = self._clock()
+        elapsed, self._last = max(now - self._last, 0.0), now
+        self._lag += (lag - self._lag) * (1.0 - math.exp(-elapsed / SMOOTHING_S))
+        self._metrics.loop_lag.set(self._lag)
+        if self._lag_limit <= 0:
+            return
+        if self._lag > self._lag_limit:
+            self._calm_since = None
+            if not self._overloaded:
+                self._overloaded, self._since = True, now
+                self._metrics.overloaded.set(1)
+                event(log, "overload_started", logging.WARNING, lag_ms=self._lag_ms())
+        elif self._overloaded:
+            if self._calm_since is None:
+                self._calm_since = now
+            if now - self._calm_since >= self._window:
+                self._overloaded, self._calm_since = False, None
+                self._metrics.overloaded.set(0)
+                event(log, "overload_ended", lag_ms=self._lag_ms(), seconds=self._lasted(now))
+
+    def _lag_ms(self) -> float:
+        return round(self._lag * 1000, 1)
+
+    def _lasted(self, now: float) -> float:
+        return round(now - self._since, 1)
+
+    async def monitor(self) -> None:
+        """Sample the running loop's lag every ``TICK_S`` until cancelled."""
+        loop = asyncio.get_running_loop()
+        self._last = self._clock()
+        while True:
+            asked = loop.time()
+            await asyncio.sleep(TICK_S)
+            self.observe(max(loop.time() - asked - TICK_S, 0.0))
