@@ -136,7 +136,10 @@ class Player:
                 finally:
                     self.tally.connected -= 1
                     await client.close()
-            except (ConnectionLost, OSError, TimeoutError) as exc:
+            except ConnectionLost as exc:  # 1013: the gateway turned a newcomer away (busy)
+                self.tally.errors[f"connection:closed {exc.code}"] += 1
+                await asyncio.sleep(1.0)
+            except (OSError, TimeoutError) as exc:
                 self.tally.errors[f"connection:{type(exc).__name__}"] += 1
                 await asyncio.sleep(1.0)
             except ServerError as err:
