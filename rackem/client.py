@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import orjson
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -126,7 +126,7 @@ class Client:
         assert self._ws is not None
         try:
             async for frame in self._ws:
-                message: Message = json.loads(frame)
+                message: Message = orjson.loads(frame)
                 await self._note(message)
                 self._inbox.put_nowait(message)
         except ConnectionClosed:
@@ -161,7 +161,7 @@ class Client:
         if self._ws is None:
             raise ConnectionLost(None)
         try:
-            await self._ws.send(json.dumps(message))
+            await self._ws.send(orjson.dumps(message).decode())
         except ConnectionClosed:
             raise ConnectionLost(self._ws.close_code) from None
 

