@@ -43,6 +43,7 @@ class Hub:
             settings.max_connections,
             settings.overload_lag_ms / 1000,
             settings.overload_window_s,
+            answer_limit_s=settings.overload_answer_ms / 1000,
         )
         self._monitor: asyncio.Task[None] | None = None
         self._backends: Backends | None = None

@@ -50,6 +50,11 @@ class Metrics:
             "Event-loop lag, smoothed (how late a 100 ms sleep wakes)",
             registry=self.registry,
         )
+        self.table_answer = Gauge(
+            "rackem_gateway_table_answer_seconds",
+            "Mean time tables take to answer moves (smoothed, as admission control sees it)",
+            registry=self.registry,
+        )
         self.overloaded = Gauge(
             "rackem_gateway_overloaded",
             "1 while the gateway refuses new connections and games for its loop lag",

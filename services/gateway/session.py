@@ -316,9 +316,12 @@ class Session:
         try:
             reply, _ = await self.hub.backends.link_call(seat.replica, submit=request)
         except ServiceError as err:
+            self.hub.admission.answered(time.perf_counter() - started)
             self.hub.metrics.moves.labels("refused").inc()
             raise from_service(err.code, err.message, move_id) from None
-        self.hub.metrics.move_latency.observe(time.perf_counter() - started)
+        took = time.perf_counter() - started
+        self.hub.admission.answered(took)
+        self.hub.metrics.move_latency.observe(took)
         self.hub.metrics.moves.labels("accepted").inc()
         self.push({"type": "moved", "id": move_id, "version": reply.moved})
 

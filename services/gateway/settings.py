@@ -33,6 +33,8 @@ class GatewaySettings:
     # Event-loop lag (smoothed) above which the gateway is overloaded: it refuses new
     # connections and new games, and keeps serving the ones it has; 0 turns this off.
     overload_lag_ms: int = 250
+    # The same for the tables: their mean time to answer a move (smoothed); 0: off.
+    overload_answer_ms: int = 250
     overload_window_s: float = 2.0  # how long the lag stays below it before newcomers return
     # gRPC calls to matchmaker and table.
     rpc_timeout_s: float = 5.0

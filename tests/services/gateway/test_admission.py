@@ -38,9 +38,12 @@ class Clock:
         return self.now
 
 
-def admission(max_connections: int = 0, limit: float = LIMIT) -> tuple[Admission, Clock, Metrics]:
+def admission(
+    max_connections: int = 0, limit: float = LIMIT, answer_limit: float = 0.0
+) -> tuple[Admission, Clock, Metrics]:
     clock, metrics = Clock(), Metrics()
-    return Admission(metrics, max_connections, limit, WINDOW, clock), clock, metrics
+    subject = Admission(metrics, max_connections, limit, WINDOW, clock, answer_limit_s=answer_limit)
+    return subject, clock, metrics
 
 
 def feed(subject: Admission, clock: Clock, lag: float, ticks: int = 1) -> None:
@@ -118,6 +121,48 @@ def test_a_zero_lag_limit_never_overloads_but_the_lag_is_still_measured() -> Non
     assert gauge(metrics, "rackem_gateway_loop_lag_seconds") == pytest.approx(5.0, rel=0.01)
 
 
+def answers(subject: Admission, clock: Clock, times: list[float], ticks: int = 1) -> None:
+    """``ticks`` monitor wake-ups on time, each after moves answered in ``times`` seconds."""
+    for _ in range(ticks):
+        for took in times:
+            subject.answered(took)
+        feed(subject, clock, 0.0)
+
+
+def test_tables_slow_to_answer_overload_a_gateway_whose_own_loop_is_quick() -> None:
+    subject, clock, metrics = admission(answer_limit=LIMIT)
+    answers(subject, clock, [0.004, 0.006, 0.005], ticks=20)
+    assert not subject.overloaded and subject.answer == pytest.approx(0.005, rel=0.05)
+    answers(subject, clock, [0.8, 1.2], ticks=40)  # the tables fall behind; the loop does not
+    assert subject.overloaded and subject.lag == 0.0
+    assert gauge(metrics, "rackem_gateway_table_answer_seconds") == pytest.approx(1.0, rel=0.05)
+    ticks = 0
+    while subject.overloaded:  # quick answers again, then a calm window
+        answers(subject, clock, [0.005])
+        ticks += 1
+        assert ticks < 100
+    assert ticks * TICK_S >= WINDOW
+
+
+def test_one_slow_answer_among_many_quick_ones_is_not_overload() -> None:
+    subject, clock, _ = admission(answer_limit=LIMIT)
+    answers(subject, clock, [0.005] * 50, ticks=5)
+    answers(subject, clock, [5.0] + [0.005] * 50)  # one move timed out at its deadline
+    answers(subject, clock, [0.005] * 50, ticks=5)
+    assert not subject.overloaded
+
+
+def test_no_moves_is_calm_and_a_zero_answer_limit_never_overloads() -> None:
+    subject, clock, _ = admission(answer_limit=LIMIT)
+    answers(subject, clock, [2.0], ticks=10)
+    assert subject.overloaded
+    feed(subject, clock, 0.0, ticks=int(WINDOW / TICK_S) + 20)  # nothing answered: no signal
+    assert not subject.overloaded
+    off, off_clock, _ = admission(answer_limit=0.0)
+    answers(off, off_clock, [5.0], ticks=20)
+    assert not off.overloaded and off.answer == pytest.approx(5.0, rel=0.05)
+
+
 def test_connections_are_admitted_under_the_limit_and_never_while_overloaded() -> None:
     subject, _, _ = admission(max_connections=2)
     assert subject.admits(0) and subject.admits(1)
@@ -141,8 +186,8 @@ def test_overload_logs_one_event_when_it_starts_and_one_when_it_ends(
     records = [r for r in caplog.records if r.name == "rackem.gateway"]
     assert [r.getMessage() for r in records] == ["overload_started", "overload_ended"]
     started, ended = (getattr(r, "fields", {}) for r in records)
-    assert set(started) == {"lag_ms"} and started["lag_ms"] > LIMIT * 1000
-    assert set(ended) == {"lag_ms", "seconds"} and ended["lag_ms"] < LIMIT * 1000
+    assert set(started) == {"lag_ms", "answer_ms"} and started["lag_ms"] > LIMIT * 1000
+    assert set(ended) == {"lag_ms", "answer_ms", "seconds"} and ended["lag_ms"] < LIMIT * 1000
 
 
 # -- a real gateway --------------------------------------------------------------------
