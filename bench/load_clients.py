@@ -26,6 +26,8 @@ __all__ = ["Plan", "Tally", "raise_fd_limit", "shares", "worker"]
 MOVE_TIMEOUT_S = 30.0
 VIEW_TIMEOUT_S = 120.0  # a human's turn comes back within clocks + bot delays
 LAG_TICK_S = 0.05
+BUSY_CLOSE = 1013  # the gateway turned a newcomer away: back off
+BACKOFF_MAX_S = 30.0
 ECHO_FRAME = {"type": "move", "move": {"act": "draw", "from": "stock"}, "version": 7}
 _SKIPPED = frozenset(
     {"stale_version", "not_your_turn", "illegal_move", "unavailable", "rate_limited"}
@@ -123,6 +125,7 @@ class Player:
     async def run(self) -> None:
         plan = self.plan
         await _sleep_until(plan.t0 + plan.ramp * self.index / max(1, plan.clients))
+        refusals = 0  # in a row: turned away while the server is busy, backing off
         while time.time() < plan.end:
             client = Client(plan.url, client="rackem-load/1")
             try:
@@ -136,15 +139,25 @@ class Player:
                 finally:
                     self.tally.connected -= 1
                     await client.close()
+                refusals = 0
             except ConnectionLost as exc:  # 1013: the gateway turned a newcomer away (busy)
                 self.tally.errors[f"connection:closed {exc.code}"] += 1
-                await asyncio.sleep(1.0)
+                refusals = refusals + 1 if exc.code == BUSY_CLOSE else 0
+                await self.back_off(refusals)
             except (OSError, TimeoutError) as exc:
                 self.tally.errors[f"connection:{type(exc).__name__}"] += 1
-                await asyncio.sleep(1.0)
+                refusals = 0
+                await self.back_off(refusals)
             except ServerError as err:
                 self.tally.errors[err.code] += 1
-                await asyncio.sleep(1.0)
+                refusals = refusals + 1 if err.code == "busy" else 0
+                await self.back_off(refusals)
+
+    async def back_off(self, refusals: int) -> None:
+        """1 s after a failure; after busy refusals in a row 1, 2, 4 … 30 s, with jitter
+        (what a real client does, so refused newcomers do not storm a busy server)."""
+        delay = min(BACKOFF_MAX_S, 2.0 ** max(refusals - 1, 0))
+        await asyncio.sleep(delay * self.rnd.uniform(0.5, 1.0) if refusals else 1.0)
 
     async def echo(self, client: Client) -> None:
         while time.time() < self.plan.end:
