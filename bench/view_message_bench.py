@@ -9,22 +9,24 @@ on the machine skews it less; compare figures from one run, not across machines.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import random
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rackcore import Match, Rules
 from services._gen.rackem.v1 import game_pb2 as pb
-from services.convert import view_from_pb
 from services.gateway import messages
-from services.gateway.messages import _last_move
 from services.gateway.protocol import encode
 from services.table.stored import SeatMeta, TableMeta, TableState
 from services.table.views import seat_infos, table_view
 
+ROOT = Path(__file__).resolve().parent.parent
 _clock = time.process_time
 TABLES = (
     Rules(players=2),
@@ -34,41 +36,17 @@ TABLES = (
 NOW = 1_700_000_000_000
 
 
-def old_view(msg: pb.TableView) -> dict[str, Any]:
-    """``messages.view`` as it was: a rackcore ``View``, its legal moves, ``View.to_dict()``."""
-    seat_view = view_from_pb(msg.view)
-    legal = []
-    for move in seat_view.legal_moves():
-        if move.go_out:
-            entry = move.to_dict()
-            del entry["seat"]
-            legal.append(entry)
-    return {
-        "type": "view",
-        "table_id": msg.table_id,
-        "code": msg.code,
-        "version": msg.version,
-        "status": msg.status,
-        "seats": [
-            {
-                "seat": s.seat,
-                "name": s.name,
-                "kind": s.kind,
-                "connected": s.connected,
-                "level": s.level,
-                "left": s.left,
-            }
-            for s in msg.seats
-        ],
-        "deadline_ms": max(0, msg.deadline_ms),
-        "remaining_ms": max(0, msg.remaining_ms),
-        "continue_deadline_ms": max(0, msg.continue_deadline_ms),
-        "continued": list(msg.continued),
-        "last_move": _last_move(msg),
-        "ended_reason": msg.ended_reason,
-        "legal": legal,
-        "view": seat_view.to_dict(),
-    }
+def _reference() -> Callable[[pb.TableView], dict[str, Any]]:
+    """The old ``messages.view`` (a rackcore ``View``, its legal moves, ``View.to_dict()``),
+    kept once, as the reference of tests/services/gateway/test_view_message.py."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    module: Any = importlib.import_module("tests.services.gateway.test_view_message")
+    reference: Callable[[pb.TableView], dict[str, Any]] = module.reference_view
+    return reference
+
+
+old_view = _reference()
 
 
 def table_views(rules: Rules, seed: bytes, moves: int) -> list[pb.TableView]:
@@ -151,7 +129,7 @@ def main() -> None:
         return lambda msg: dumps(by_index[id(msg)])
 
     variants: dict[str, Callable[[dict[str, Any]], str]] = {
-        "protocol.encode (compact, ensure_ascii=False)": encode,
+        "protocol.encode (orjson: compact, UTF-8)": encode,
         "json.dumps defaults (spaces, ASCII escapes)": json.dumps,
         "compact, ensure_ascii=False, check_circular=False": lambda m: json.dumps(
             m, separators=(",", ":"), ensure_ascii=False, check_circular=False
