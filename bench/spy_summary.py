@@ -23,17 +23,23 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("garbage collection", ("gc_collect",)),
     ("bot service: ChooseMove (rackcore.bots)", ("BotServicer.ChooseMove",)),
     ("table: driver (clocks, bot moves)", ("Tables._run", "services/table/driver.py")),
-    ("table: SubmitMove", ("TableService.SubmitMove", "TableService._submit")),
+    ("table: moves (SubmitMove, or over the link)", ("TableService.submit", "LinkServer._submit")),
+    ("table: views out (subscriptions)", ("LinkServer._follow", "TableService.Subscribe")),
+    ("table: link reads and writes (gRPC)", ("services/table/link.py",)),
     ("table: other requests", ("services/table/service.py",)),
     ("gateway: writing frames (send loop)", ("Session._send_loop",)),
     ("gateway: table views → JSON (follow)", ("services/gateway/follow.py",)),
     ("gateway: frames in (parse, validate, forward)", ("Session._receive_loop",)),
+    ("gateway: link reads and writes (gRPC)", ("services/gateway/link.py",)),
     ("uvicorn/websockets: reading, handshakes", ("uvicorn/protocols",)),
     ("matchmaker", ("services/matchmaker/",)),
     ("gRPC machinery (Cython core, poller thread)", ("grpc/", "cygrpc", "Thread.run")),
     ("asyncio sockets", ("selector_events.py",)),
     ("asyncio loop (callbacks: mostly gRPC's C code)", ("_run_once", "Handle._run")),
 )
+# Under uvloop the loop is C code below asyncio.Runner.run: its own samples are the loop's
+# work (and any waiting py-spy saw as active), not a Python function's.
+UVLOOP = "Runner.run ("
 _FRAME = re.compile(r"(?P<fn>.*) \((?P<file>[^:()]*)(?::\d+)?\)$")
 
 
@@ -70,6 +76,8 @@ def main() -> None:
     for frames, count in samples:
         stack = ";".join(frames)
         part = next((name for name, marks in PARTS if any(m in stack for m in marks)), "other")
+        if part == "other" and frames[-1].startswith(UVLOOP):
+            part = "uvloop's C loop (sockets, callbacks, epoll)"
         parts[part] += count
         names = [_short(f) for f in frames]
         own[names[-1]] += count
