@@ -135,7 +135,6 @@ class Link:
                 if not self._outbox:
                     self._wake.clear()
                     await self._wake.wait()
-                    await asyncio.sleep(0)  # the calls made in this turn of the loop join it
                     continue
                 batch, self._outbox = self._outbox, []
                 await self._call.write(table_pb2.LinkUp(calls=batch))

@@ -86,7 +86,6 @@ class LinkServer:
                     return
                 self._wake.clear()
                 await self._wake.wait()
-                await asyncio.sleep(0)  # what else this turn of the loop brings joins the batch
                 continue
             batch = self._outbox[:MAX_EVENTS]
             del self._outbox[:MAX_EVENTS]
