@@ -51,6 +51,13 @@ def run(args: argparse.Namespace) -> int:
     return loop.run(up(args.host, args.port, args.redis, browser=not args.no_browser))
 
 
+def _local_admission(env: Mapping[str, str]) -> dict[str, int]:
+    """No overload refusals by default: on one machine, usually for one person, a busy
+    laptop or browser is not load to turn players away for (``OVERLOAD_*`` still apply)."""
+    names = ("overload_lag_ms", "overload_answer_ms")
+    return {name: 0 for name in names if name.upper() not in env}
+
+
 def _url(host: str, port: int) -> str:
     shown = LOCAL if host in ("", "0.0.0.0", "::") else host
     return f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
@@ -125,6 +132,7 @@ async def start(
             port=port,
             matchmaker_addr=mm.addr,
             table_addr=tables.addr,
+            **_local_admission(os.environ if env is None else env),
         )
         gw = await gateway.create_server(gw_settings)
         services.append(("gateway", gw))

@@ -29,6 +29,13 @@ __all__ = ["Backends", "reroute"]
 T = TypeVar("T")
 MAX_HOPS = 4
 MAX_CHANNELS = 64  # replica channels kept open; the oldest beyond this is closed
+# A replica that went away comes back (or its address is taken over) within seconds: dial
+# it again soon, not after gRPC's default backoff of up to two minutes.
+CHANNEL_OPTIONS = (
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 5000),
+)
 
 
 def reroute(err: ServiceError, target: str, fallback: str) -> str | None:
@@ -46,7 +53,7 @@ class Backends:
     def __init__(self, matchmaker_addr: str, table_addr: str, timeout: float) -> None:
         self.timeout = timeout
         self.table_addr = table_addr
-        self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr)
+        self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr, options=CHANNEL_OPTIONS)
         self.matchmaker: MatchmakerAsyncStub = MatchmakerStub(self._mm_channel)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, TableAsyncStub] = {}
@@ -61,7 +68,7 @@ class Backends:
         if stub is None:
             if len(self._channels) >= MAX_CHANNELS:
                 self._evict()
-            channel = grpc.aio.insecure_channel(addr)
+            channel = grpc.aio.insecure_channel(addr, options=CHANNEL_OPTIONS)
             self._channels[addr] = channel
             stub = self._stubs[addr] = TableStub(channel)
         return stub
