@@ -14,6 +14,7 @@ from rackcore._errors import (
     RackError,
     RulesError,
 )
+from rackcore._legal import legal_for
 from rackcore._log import FORMAT, match_from_log, replay, to_log, verify
 from rackcore._moves import Move
 from rackcore._rng import Stream, commitment, deck_for_round, first_dealer, new_seed, shuffle
@@ -43,6 +44,7 @@ __all__ = [
     "deck_for_round",
     "first_dealer",
     "is_winning",
+    "legal_for",
     "longest_run",
     "match_from_log",
     "new_seed",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from rackcore._legal import legal_for  # the legality rule views use; rackcore keeps it private
+from rackcore import legal_for
 from services._gen.rackem.v1 import game_pb2 as pb
 from services.convert import rules_from_pb
 

@@ -23,6 +23,7 @@ PUBLIC = [
     "deck_for_round",
     "first_dealer",
     "is_winning",
+    "legal_for",
     "longest_run",
     "match_from_log",
     "new_seed",
