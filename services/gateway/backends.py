@@ -105,25 +105,28 @@ class Backends:
         self, addr: str, call: Callable[[TableAsyncStub], Awaitable[T]]
     ) -> tuple[T, str]:
         """``call`` at the table's owner, starting at ``addr``; the answer and who gave it."""
-        target = addr or self.table_addr
-        for _ in range(MAX_HOPS):
+
+        async def attempt(target: str) -> T:
             try:
-                return await call(self.table(target)), target
+                return await call(self.table(target))
             except grpc.aio.AioRpcError as exc:
-                err = from_rpc_error(exc)
-            next_target = reroute(err, target, self.table_addr)
-            if next_target is None:
-                raise err
-            target = next_target
-        raise ServiceError("unavailable", "no table replica answered")
+                raise from_rpc_error(exc) from None
+
+        return await self._at_owner(addr, attempt)
 
     async def link_call(self, addr: str, **call: object) -> tuple[table_pb2.LinkEvent, str]:
         """One call over the link to the table's owner, starting at ``addr``: the answer and
         who gave it. Redirects and retries as ``call_table`` does (a move by its id)."""
+        return await self._at_owner(
+            addr, lambda target: self.link(target).request(self.timeout, **call)
+        )
+
+    async def _at_owner(self, addr: str, attempt: Callable[[str], Awaitable[T]]) -> tuple[T, str]:
+        """``attempt`` at ``addr`` (``TABLE_ADDR`` when empty), then where ``reroute`` says."""
         target = addr or self.table_addr
         for _ in range(MAX_HOPS):
             try:
-                return await self.link(target).request(self.timeout, **call), target
+                return await attempt(target), target
             except ServiceError as err:
                 next_target = reroute(err, target, self.table_addr)
                 if next_target is None:

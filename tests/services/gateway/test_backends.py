@@ -7,6 +7,7 @@ import pytest
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
 from services.gateway.backends import Backends, reroute
+from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 
 from .conftest import NOWHERE, Services, table_settings
@@ -20,15 +21,20 @@ async def create_table(backends: Backends, addr: str) -> str:
     return reply.table_id
 
 
-async def test_a_replica_that_does_not_own_the_table_redirects_to_the_owner(
-    services: Services,
-) -> None:
-    other = await create_table_server(
+async def second_replica(services: Services) -> TableRunning:
+    """Another table replica on the same store and registry as ``services.table``."""
+    return await create_table_server(
         table_settings(),
         store=services.store,
         registry=services.registry,
         bot_addr=services.bot.addr,
     )
+
+
+async def test_a_replica_that_does_not_own_the_table_redirects_to_the_owner(
+    services: Services,
+) -> None:
+    other = await second_replica(services)
     backends = Backends(services.matchmaker.addr, other.addr, timeout=5)
     try:
         table_id = await create_table(backends, services.table.addr)
@@ -79,12 +85,7 @@ def test_reroute_follows_the_owner_then_falls_back_to_table_addr() -> None:
 
 
 async def test_link_calls_and_subscriptions_reach_the_owner(services: Services) -> None:
-    other = await create_table_server(
-        table_settings(),
-        store=services.store,
-        registry=services.registry,
-        bot_addr=services.bot.addr,
-    )
+    other = await second_replica(services)
     backends = Backends(services.matchmaker.addr, other.addr, timeout=5)
     try:
         table_id = await create_table(backends, services.table.addr)
