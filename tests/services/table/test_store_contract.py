@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator
+from dataclasses import asdict, fields
 
 import pytest
 
@@ -237,3 +238,22 @@ async def test_redis_renews_and_sweeps_in_chunks(redis_url: str) -> None:
         assert ids[4] in orphans and not set(orphans) & {ids[0], ids[1], ids[2], ids[5]}
     finally:
         await client.aclose()
+
+
+def test_a_state_round_trips_through_json_with_every_field() -> None:
+    state = TableState(
+        status="round_over",
+        ended_reason="",
+        deadline_ms=123,
+        covered=[True, False, False],
+        left=[False, True, False],
+        continue_deadline_ms=456,
+        continued=[True, False, True],
+        dealt_round=3,
+    )
+    assert set(state.to_dict()) == {f.name for f in fields(TableState)}
+    assert state.to_dict() == asdict(state)
+    assert TableState.from_json(state.to_json()) == state
+    copied = state.copy()
+    copied.covered[0] = False  # a copy shares no list with its original
+    assert state.covered[0] is True
