@@ -96,6 +96,7 @@ async def start(
     """
     from services.bot import server as bot
     from services.bot.settings import BotSettings
+    from services.common.in_process import TableLinks
     from services.common.registry import MemoryRegistry, Registry
     from services.common.settings import from_env
     from services.gateway import server as gateway
@@ -106,6 +107,7 @@ async def start(
     from services.table.settings import TableSettings
 
     registry: Registry | None = None if redis_url else MemoryRegistry()
+    links = TableLinks()  # the gateway reaches this process's table replica without a socket
     services: list[tuple[str, _Stoppable]] = []
     try:
         bots = await bot.create_server(from_env(BotSettings, env, host=LOCAL, port=0))
@@ -113,7 +115,7 @@ async def start(
         table_settings = from_env(
             TableSettings, env, host=LOCAL, port=0, redis_url=redis_url, bot_addr=bots.addr
         )
-        tables = await table.create_server(table_settings, registry=registry)
+        tables = await table.create_server(table_settings, registry=registry, in_process=links)
         services.append(("table", _Graceful(tables)))
         mm_settings = from_env(
             MatchmakerSettings,
@@ -134,7 +136,7 @@ async def start(
             table_addr=tables.addr,
             **_local_admission(os.environ if env is None else env),
         )
-        gw = await gateway.create_server(gw_settings)
+        gw = await gateway.create_server(gw_settings, in_process=links)
         services.append(("gateway", gw))
     except BaseException:
         await System(services, "", 0).stop()

@@ -19,6 +19,7 @@ from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
+from services.common.in_process import TableLinks
 from services.gateway.hub import Hub
 from services.gateway.limits import client_key
 from services.gateway.origins import origin_allowed
@@ -44,9 +45,12 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
-def create_app(settings: GatewaySettings) -> Starlette:
-    """A gateway app; its gRPC channels open and close with its lifespan."""
-    hub = Hub(settings)
+def create_app(settings: GatewaySettings, in_process: TableLinks | None = None) -> Starlette:
+    """A gateway app; its gRPC channels open and close with its lifespan.
+
+    With ``in_process`` (``rackem up``), it links to table replicas served there in process.
+    """
+    hub = Hub(settings, in_process)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

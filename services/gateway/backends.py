@@ -18,13 +18,15 @@ from services._gen.rackem.v1 import table_pb2
 from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.errors import ServiceError, from_rpc_error
-from services.gateway.link import Link, Subscription
+from services.common.in_process import TableLinks
+from services.gateway.link import Link, Stream, Subscription
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
 
 __all__ = ["Backends", "reroute"]
+
 
 T = TypeVar("T")
 MAX_HOPS = 4
@@ -50,8 +52,15 @@ def reroute(err: ServiceError, target: str, fallback: str) -> str | None:
 class Backends:
     """Channels opened in the app's lifespan and closed with it."""
 
-    def __init__(self, matchmaker_addr: str, table_addr: str, timeout: float) -> None:
+    def __init__(
+        self,
+        matchmaker_addr: str,
+        table_addr: str,
+        timeout: float,
+        in_process: TableLinks | None = None,
+    ) -> None:
         self.timeout = timeout
+        self._in_process = in_process
         self.table_addr = table_addr
         self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr, options=CHANNEL_OPTIONS)
         self.matchmaker: MatchmakerAsyncStub = MatchmakerStub(self._mm_channel)
@@ -78,8 +87,15 @@ class Backends:
         addr = addr or self.table_addr
         link = self._links.get(addr)
         if link is None or link.broken is not None:
-            link = self._links[addr] = Link(self.table(addr))
+            link = self._links[addr] = Link(self._open_link(addr))
         return link
+
+    def _open_link(self, addr: str) -> Stream:
+        """A replica in this process (``rackem up``) links in process; others over gRPC."""
+        local = self._in_process.open(addr) if self._in_process is not None else None
+        if local is not None:
+            return local
+        return self.table(addr).Link()  # type: ignore[call-arg]  # written to, not fed an iterator
 
     def _evict(self) -> None:
         oldest = next(a for a in self._channels if a != self.table_addr)

@@ -13,6 +13,7 @@ import contextlib
 from collections import Counter
 from typing import TYPE_CHECKING, Protocol
 
+from services.common.in_process import TableLinks
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.limits import GameLimiter
@@ -34,8 +35,9 @@ class Member(Protocol):
 
 
 class Hub:
-    def __init__(self, settings: GatewaySettings) -> None:
+    def __init__(self, settings: GatewaySettings, in_process: TableLinks | None = None) -> None:
         self.settings = settings
+        self._in_process = in_process
         self.metrics = Metrics()
         self.games = GameLimiter(settings.games_per_ip, settings.games_window_s)
         self.admission = Admission(
@@ -60,7 +62,9 @@ class Hub:
 
     async def open(self) -> None:
         s = self.settings
-        self._backends = Backends(s.matchmaker_addr, s.table_addr, s.rpc_timeout_s)
+        self._backends = Backends(
+            s.matchmaker_addr, s.table_addr, s.rpc_timeout_s, in_process=self._in_process
+        )
         self._monitor = asyncio.create_task(self.admission.monitor())
 
     async def close(self) -> None:

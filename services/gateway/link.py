@@ -14,17 +14,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
+from typing import Protocol
 
 import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import CODES, ServiceError, from_rpc_error
 
-if TYPE_CHECKING:
-    from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
+__all__ = ["Link", "Stream", "Subscription"]
 
-__all__ = ["Link", "Subscription"]
+
+class Stream(Protocol):
+    """A ``Table.Link`` call: a gRPC stream-stream call, or an in-process ``Pipe``."""
+
+    async def write(self, message: table_pb2.LinkUp) -> None: ...
+    def __aiter__(self) -> AsyncIterator[table_pb2.LinkDown]: ...
+    def cancel(self) -> object: ...
 
 
 def _failure(failed: table_pb2.LinkFailure) -> ServiceError:
@@ -73,8 +79,8 @@ class Subscription:
 
 
 class Link:
-    def __init__(self, stub: TableAsyncStub) -> None:
-        self._call = stub.Link()  # type: ignore[call-arg]  # written to, not fed an iterator
+    def __init__(self, call: Stream) -> None:
+        self._call = call
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future[table_pb2.LinkEvent]] = {}
         self._subs: dict[int, Subscription] = {}
@@ -155,6 +161,8 @@ class Link:
             raise
         except grpc.aio.AioRpcError as exc:
             error = from_rpc_error(exc)
+        except ServiceError as exc:  # an in-process link ends with the handler's error
+            error = exc
         self._break(error)
 
     def _dispatch(self, event: table_pb2.LinkEvent) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Generator
 import uvicorn
 
 from services.common import logs, loop
+from services.common.in_process import TableLinks
 from services.common.logs import event
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
@@ -84,9 +85,9 @@ def _listen(host: str, port: int, backlog: int, sndbuf: int = 0) -> socket.socke
     return sock
 
 
-async def create_server(settings: GatewaySettings) -> Running:
+async def create_server(settings: GatewaySettings, in_process: TableLinks | None = None) -> Running:
     """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it listens."""
-    app = create_app(settings)
+    app = create_app(settings, in_process)
     config = uvicorn.Config(
         app,
         host=settings.host,

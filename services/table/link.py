@@ -16,12 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable
-from typing import Any, Protocol
-
-import grpc
+from typing import Protocol
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
-from services.common.errors import ServiceError, abort
+from services.common.errors import ServiceError
+from services.common.in_process import Writer
 from services.common.logs import event
 
 __all__ = ["LinkServer", "Operations"]
@@ -29,7 +28,6 @@ __all__ = ["LinkServer", "Operations"]
 log = logging.getLogger("rackem.table")
 
 MAX_EVENTS = 256  # events in one message down the link
-Context = grpc.aio.ServicerContext[Any, Any]
 
 
 class Operations(Protocol):
@@ -52,8 +50,10 @@ class LinkServer:
         self._overflowed = asyncio.Event()
         self._reading = True
 
-    async def run(self, requests: AsyncIterator[table_pb2.LinkUp], context: Context) -> None:
-        """Serve the link until the gateway closes it (or it overflows)."""
+    async def run(
+        self, requests: AsyncIterator[table_pb2.LinkUp], context: Writer[table_pb2.LinkDown]
+    ) -> None:
+        """Serve the link until the gateway closes it; raises ``unavailable`` if it overflows."""
         reader = asyncio.create_task(self._read(requests))
         writer = asyncio.create_task(self._write(context))
         overflow = asyncio.create_task(self._overflowed.wait())
@@ -64,9 +64,7 @@ class LinkServer:
                 self._stop_following(reader)
                 self._outbox.clear()
                 await writer  # the write under way (a core operation) must finish first
-                await abort(
-                    context, ServiceError("unavailable", "the link fell behind; link again")
-                )
+                raise ServiceError("unavailable", "the link fell behind; link again")
             await writer
         finally:
             overflow.cancel()
@@ -79,7 +77,7 @@ class LinkServer:
             task.cancel()
         self._subs.clear()
 
-    async def _write(self, context: Context) -> None:
+    async def _write(self, context: Writer[table_pb2.LinkDown]) -> None:
         while not self._overflowed.is_set():
             if not self._outbox:
                 if not self._reading:

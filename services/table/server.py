@@ -13,6 +13,7 @@ from grpc_health.v1 import _async as health_aio
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common import logs, loop
 from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
+from services.common.in_process import TableLinks
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.settings import from_env
@@ -44,6 +45,7 @@ class Running:
     redis: aioredis.Redis | None
     port: int
     addr: str
+    in_process: TableLinks | None = None
 
     async def stop(self, grace: float | None = None) -> None:
         """NOT_SERVING, hand every table over (leases released, streams ended), then stop."""
@@ -52,6 +54,8 @@ class Running:
         try:
             await self.tables.drain()
         finally:
+            if self.in_process is not None:
+                await self.in_process.withdraw(self.addr)
             await self.server.stop(grace)
             await self.bots.close()
             if self.redis is not None:
@@ -68,12 +72,14 @@ async def create_server(
     store: TableStore | None = None,
     registry: Registry | None = None,
     bot_addr: str | None = None,
+    in_process: TableLinks | None = None,
 ) -> Running:
     """Build, bind and start a table replica (``settings.port`` 0 picks a free port).
 
     Without ``store``/``registry`` it uses Redis at ``settings.redis_url``, or the
     in-process implementations when that is unset. ``bot_addr`` overrides
-    ``settings.bot_addr``.
+    ``settings.bot_addr``. With ``in_process`` (``rackem up``), its ``Table.Link`` is
+    also served there, under its address, for a gateway in the same process.
     """
     client = None
     if store is None or registry is None:
@@ -103,13 +109,16 @@ async def create_server(
         settings.bot_retry_ms,
     )
     tables = Tables(settings, config, registry, bots, replica_id)
-    table_pb2_grpc.add_TableServicer_to_server(TableService(tables, settings.link_queue), server)
+    service = TableService(tables, settings.link_queue)
+    table_pb2_grpc.add_TableServicer_to_server(service, server)
     health = add_health(server, [SERVICE_NAME])
     await server.start()
     await tables.start()
+    if in_process is not None:
+        in_process.serve(addr, service.link)
     await set_serving(health, [SERVICE_NAME], True)
     logs.event(log, "table_serving", port=port, addr=addr, replica=replica_id)
-    return Running(server, health, tables, bots, client, port, addr)
+    return Running(server, health, tables, bots, client, port, addr, in_process)
 
 
 async def serve(settings: TableSettings) -> None:

@@ -14,6 +14,7 @@ import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, abort
+from services.common.in_process import Writer
 from services.table.link import LinkServer
 from services.table.tables import Tables
 
@@ -126,4 +127,13 @@ class TableService(table_pb2_grpc.TableServicer):
     async def Link(  # type: ignore[override]
         self, request_iterator: AsyncIterator[table_pb2.LinkUp], context: Context
     ) -> None:
-        await LinkServer(self, self._link_queue).run(request_iterator, context)
+        try:
+            await self.link(request_iterator, context)
+        except ServiceError as err:
+            await abort(context, err)
+
+    async def link(
+        self, requests: AsyncIterator[table_pb2.LinkUp], out: Writer[table_pb2.LinkDown]
+    ) -> None:
+        """Serve one gateway's link (over gRPC, or in process under ``rackem up``)."""
+        await LinkServer(self, self._link_queue).run(requests, out)

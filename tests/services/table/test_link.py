@@ -1,9 +1,10 @@
 """``Table.Link``: one stream per gateway carrying its calls and its seats' views.
 
-Played through the gateway's own ``Link`` client against a real replica on a real
-channel: whole matches with every view checked against ``observe``, refusals with their
-codes, subscriptions ending, the link breaking when the replica stops, and a link whose
-reader stalls failing without holding up its tables.
+Played through the gateway's own ``Link`` client against a real replica, over a real
+gRPC channel and over the in-process pipe ``rackem up`` uses (every test runs on both):
+whole matches with every view checked against ``observe``, refusals with their codes,
+subscriptions ending, the link breaking when the replica stops, and a link whose reader
+stalls failing without holding up its tables.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 import pytest
@@ -19,12 +21,49 @@ from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
+from services.common.in_process import TableLinks
 from services.convert import move_to_pb, view_from_pb
-from services.gateway.link import Link
+from services.gateway.link import Link, Stream
 from services.table.server import Running
 from table.table_players import ServerFactory, assert_views_private, create_table, error_code
 
 _ids = itertools.count()
+
+Replica = tuple[Running, "table_pb2_grpc.TableAsyncStub"]
+
+
+@pytest.fixture(params=["grpc", "in_process"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def links() -> TableLinks:
+    return TableLinks()
+
+
+def open_stream(
+    transport: str, links: TableLinks, replica: Running, stub: table_pb2_grpc.TableAsyncStub
+) -> Stream:
+    """A ``Table.Link`` call to ``replica``: over its gRPC channel, or in process."""
+    if transport == "grpc":
+        return stub.Link()  # type: ignore[call-arg]
+    stream = links.open(replica.addr)
+    assert stream is not None, "the replica serves its link in process"
+    return stream
+
+
+@pytest.fixture
+async def replica(start_table_server: ServerFactory, links: TableLinks) -> AsyncIterator[Replica]:
+    """A replica serving its link over gRPC and in process, and a stub on its channel."""
+    running = await start_table_server(in_process=links)
+    async with grpc.aio.insecure_channel(running.addr) as channel:
+        yield running, table_pb2_grpc.TableStub(channel)
+
+
+@pytest.fixture
+def new_link(transport: str, links: TableLinks, replica: Replica) -> Callable[[], Link]:
+    return lambda: Link(open_stream(transport, links, *replica))
 
 
 async def play_seat(
@@ -65,10 +104,11 @@ async def play_seat(
 
 
 async def test_a_whole_match_plays_over_one_link(
-    table_server: Running, stub: table_pb2_grpc.TableAsyncStub
+    replica: Replica, new_link: Callable[[], Link]
 ) -> None:
+    _, stub = replica
     created = await create_table(stub, humans=2, bots=0, target=100)
-    link = Link(stub)
+    link = new_link()
     views: list[list[game_pb2.TableView]] = [[], []]
     try:
         async with asyncio.timeout(60):
@@ -87,8 +127,9 @@ async def test_a_whole_match_plays_over_one_link(
 
 
 async def test_refusals_come_back_with_their_codes_and_change_nothing(
-    table_server: Running, stub: table_pb2_grpc.TableAsyncStub
+    replica: Replica, new_link: Callable[[], Link]
 ) -> None:
+    _, stub = replica
     created = await create_table(stub, humans=2, bots=0)
     table_id, tokens = created.table_id, created.tokens
     summary_request = table_pb2.SummaryRequest(table_id=table_id)
@@ -109,7 +150,7 @@ async def test_refusals_come_back_with_their_codes_and_change_nothing(
             table_id=table_id, token=tokens[turn_seat], move=game_pb2.Move(act="fly"), move_id="d"
         ),
     }
-    link = Link(stub)
+    link = new_link()
     try:
         for code, request in cases.items():
             with pytest.raises(ServiceError) as refused:
@@ -134,10 +175,11 @@ async def _my_turn(stub: table_pb2_grpc.TableAsyncStub, table_id: str, token: st
 
 
 async def test_a_closed_subscription_lets_the_seat_go(
-    table_server: Running, stub: table_pb2_grpc.TableAsyncStub
+    replica: Replica, new_link: Callable[[], Link]
 ) -> None:
+    _, stub = replica
     created = await create_table(stub, humans=2, bots=0)
-    link = Link(stub)
+    link = new_link()
     try:
         watcher = link.subscribe(
             table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
@@ -159,53 +201,56 @@ async def test_a_closed_subscription_lets_the_seat_go(
 
 
 async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_unavailable(
-    start_table_server: ServerFactory,
+    replica: Replica, new_link: Callable[[], Link], links: TableLinks
 ) -> None:
-    replica = await start_table_server()
-    async with grpc.aio.insecure_channel(replica.addr) as channel:
-        stub = table_pb2_grpc.TableStub(channel)
-        created = await create_table(stub, humans=2, bots=0)
-        link = Link(stub)
-        try:
-            sub = link.subscribe(
-                table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
-            )
-            await anext(sub)
-            await replica.stop(0)
-            with pytest.raises(ServiceError) as ended:
-                async with asyncio.timeout(10):
-                    async for _ in sub:
-                        pass
-            assert ended.value.code in ("unavailable", "shutting_down")
+    running, stub = replica
+    created = await create_table(stub, humans=2, bots=0)
+    link = new_link()
+    try:
+        sub = link.subscribe(
+            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+        )
+        await anext(sub)
+        await running.stop(0)
+        with pytest.raises(ServiceError) as ended:
             async with asyncio.timeout(10):
-                while link.broken is None:
-                    await asyncio.sleep(0.01)
-            with pytest.raises(ServiceError) as refused:
-                await link.request(5, continue_round=table_pb2.SeatRequest())
-            assert refused.value.code == "unavailable"
-        finally:
-            await link.close()
+                async for _ in sub:
+                    pass
+        assert ended.value.code in ("unavailable", "shutting_down")
+        async with asyncio.timeout(10):
+            while link.broken is None:
+                await asyncio.sleep(0.01)
+        with pytest.raises(ServiceError) as refused:
+            await link.request(5, continue_round=table_pb2.SeatRequest())
+        assert refused.value.code == "unavailable"
+        assert links.open(running.addr) is None  # a stopped replica is no longer served
+    finally:
+        await link.close()
 
 
 async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
-    start_table_server: ServerFactory,
+    start_table_server: ServerFactory, transport: str, links: TableLinks
 ) -> None:
-    replica = await start_table_server(link_queue=50)
-    async with grpc.aio.insecure_channel(replica.addr) as channel:
+    running = await start_table_server(link_queue=50, in_process=links)
+    async with grpc.aio.insecure_channel(running.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=2, bots=0)
         seat = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
-        stalled = stub.Link()
+        stalled = open_stream(transport, links, running, stub)
         # Thousands of subscriptions in one message, each answered with a view, and none of
         # them read: once the stream's window is full the replica's outbox passes its limit.
         calls = [table_pb2.LinkCall(id=i, subscribe=seat) for i in range(1, 3001)]
         await stalled.write(table_pb2.LinkUp(calls=calls))
         async with asyncio.timeout(60):
-            with pytest.raises(grpc.aio.AioRpcError) as failed:
+            with pytest.raises((grpc.aio.AioRpcError, ServiceError)) as failed:
                 async for _ in stalled:  # what was sent before it failed, then the failure
                     pass
-        assert error_code(failed.value) == "unavailable"
-        link = Link(stub)  # the table itself never waited: a new link plays it
+        error = failed.value
+        if isinstance(error, grpc.aio.AioRpcError):
+            assert error_code(error) == "unavailable"
+        else:  # in process: the handler's own error
+            assert isinstance(error, ServiceError) and error.code == "unavailable"
+        link = Link(open_stream(transport, links, running, stub))  # the table never waited
         try:
             views: list[game_pb2.TableView] = []
             sub = link.subscribe(seat)

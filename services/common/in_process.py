@@ -1,0 +1,190 @@
+"""Streams between services that share one process (``rackem up``), without a socket.
+
+When the gateway and a table replica run in the same process, the replica's
+``Table.Link`` handler is served here under its address as well as over gRPC, and
+the gateway opens its link through ``InProcess.open`` instead of a channel. The
+messages are the same protobuf messages (copied, never shared: the handler's writes
+are serialized and parsed back, as gRPC would), the same handler runs, and the same
+errors end a stream: a handler that raises ``ServiceError`` ends it with that error,
+a replica that stops ends it ``unavailable``. What goes is the loopback socket,
+HTTP/2 framing and gRPC's poller thread, two thread hand-overs a message: about
+half of a lone move's round trip under ``rackem up`` (docs/performance.md).
+
+Only ``rackem up`` builds an ``InProcess`` and gives it to both services; every
+other deployment, and every test of the services, links over real gRPC channels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Generic, Protocol, TypeVar
+
+from services._gen.rackem.v1 import table_pb2
+from services.common.errors import ServiceError
+
+__all__ = ["DEPTH", "InProcess", "Pipe", "TableLinks", "Writer"]
+
+log = logging.getLogger("rackem.in_process")
+
+DEPTH = 64
+"""Messages a pipe holds each way before its writer waits (gRPC's flow control, here)."""
+
+Up = TypeVar("Up")
+Down = TypeVar("Down")
+Down_contra = TypeVar("Down_contra", contravariant=True)
+
+
+T = TypeVar("T")
+
+
+class Writer(Protocol[Down_contra]):
+    """What a stream handler writes its messages to (a gRPC context, or a ``Pipe``)."""
+
+    async def write(self, message: Down_contra) -> None: ...
+
+
+Handler = Callable[[AsyncIterator[Up], Writer[Down]], Awaitable[None]]
+
+_END = object()
+
+
+def _copy(message: T) -> T:
+    """A protobuf message as the other side would parse it off the wire: its own object."""
+    return type(message).FromString(message.SerializeToString())  # type: ignore[attr-defined,no-any-return]
+
+
+class Pipe(Generic[Up, Down]):
+    """One stream: the caller writes ``Up`` and iterates ``Down``; a task runs the handler."""
+
+    def __init__(self, handler: Handler[Up, Down], on_end: Callable[[Pipe[Up, Down]], None]):
+        self._up: asyncio.Queue[object] = asyncio.Queue(DEPTH)
+        self._down: asyncio.Queue[object] = asyncio.Queue()  # room for its end, always
+        self._room = asyncio.Semaphore(DEPTH)  # messages down not yet read
+        self._ended: ServiceError | None = None
+        self._on_end = on_end
+        self._task = asyncio.ensure_future(self._serve(handler))
+
+    # -- the caller's side (as a grpc.aio stream-stream call) -----------------------
+
+    async def write(self, message: Up) -> None:
+        """Send ``message`` up; raises the stream's error once it has ended."""
+        if self._ended is not None:
+            raise self._ended
+        await self._up.put(_copy(message))
+
+    def __aiter__(self) -> AsyncIterator[Down]:
+        return self._read()
+
+    async def _read(self) -> AsyncIterator[Down]:
+        while True:
+            item = await self._down.get()
+            if item is _END:
+                break
+            self._room.release()
+            yield item  # type: ignore[misc]
+        if self._ended is not None:
+            raise self._ended
+
+    def cancel(self) -> None:
+        """The caller is done: the handler is cancelled, as a cancelled call's would be."""
+        _drain(self._down)  # nobody reads them now
+        self._finish(ServiceError("unavailable", "the caller cancelled the stream"))
+        self._task.cancel()
+
+    # -- the handler's side ------------------------------------------------------------
+
+    async def _requests(self) -> AsyncIterator[Up]:
+        while True:
+            item = await self._up.get()
+            if item is _END:
+                return
+            yield item  # type: ignore[misc]
+
+    async def _serve(self, handler: Handler[Up, Down]) -> None:
+        end = ServiceError("unavailable", "the stream ended")
+        try:
+            await handler(self._requests(), _HandlerSide(self))
+        except ServiceError as err:
+            end = err
+        except asyncio.CancelledError:
+            end = ServiceError("unavailable", "the server stopped the stream")
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "in_process"}}, exc_info=True)
+            end = ServiceError("internal", "internal error")
+        self._finish(end)
+
+    async def _send_down(self, message: Down) -> None:
+        await self._room.acquire()
+        if self._ended is not None:
+            raise asyncio.CancelledError  # the caller went: as gRPC cancels a handler
+        self._down.put_nowait(_copy(message))
+
+    def _finish(self, error: ServiceError) -> None:
+        if self._ended is not None:
+            return
+        self._ended = error
+        _drain(self._up)  # the handler is done with them
+        self._up.put_nowait(_END)
+        self._down.put_nowait(_END)  # after what the handler wrote, as a status after messages
+        self._on_end(self)
+
+    async def stop(self) -> None:
+        """End the stream from the server's side (the replica is stopping)."""
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+class _HandlerSide(Generic[Up, Down]):
+    """The ``Writer`` a handler gets: its writes go down the pipe."""
+
+    def __init__(self, pipe: Pipe[Up, Down]) -> None:
+        self._pipe = pipe
+
+    async def write(self, message: Down) -> None:
+        await self._pipe._send_down(message)
+
+
+def _drain(queue: asyncio.Queue[object]) -> None:
+    """Drop what waits in ``queue`` (the stream is over), leaving room for its end marker."""
+    while not queue.empty():
+        queue.get_nowait()
+
+
+class InProcess(Generic[Up, Down]):
+    """Stream handlers by the address their service advertises, for callers in this process."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler[Up, Down]] = {}
+        self._pipes: dict[str, set[Pipe[Up, Down]]] = {}
+
+    def serve(self, addr: str, handler: Handler[Up, Down]) -> None:
+        self._handlers[addr] = handler
+        self._pipes.setdefault(addr, set())
+
+    def open(self, addr: str) -> Pipe[Up, Down] | None:
+        """A new stream to the handler at ``addr``, or None if none is served here."""
+        handler = self._handlers.get(addr)
+        if handler is None:
+            return None
+        pipes = self._pipes[addr]
+        pipe: Pipe[Up, Down] = Pipe(handler, pipes.discard)
+        pipes.add(pipe)
+        return pipe
+
+    def streams(self, addr: str) -> int:
+        """How many streams to ``addr`` are open here."""
+        return len(self._pipes.get(addr, ()))
+
+    async def withdraw(self, addr: str) -> None:
+        """Stop serving ``addr``: no new streams, and every open one ends ``unavailable``."""
+        self._handlers.pop(addr, None)
+        pipes = self._pipes.pop(addr, set())
+        await asyncio.gather(*(pipe.stop() for pipe in list(pipes)))
+
+
+TableLinks = InProcess[table_pb2.LinkUp, table_pb2.LinkDown]
+"""``Table.Link`` served in process: the table replica serves it, the gateway opens it."""

@@ -1,0 +1,132 @@
+"""The in-process stream ``rackem up`` links the gateway to its table replica with.
+
+It must behave as the gRPC stream it stands in for: messages arrive as their own
+objects, the handler's error ends the stream for the caller, a cancelled caller cancels
+the handler, a withdrawn address ends its streams, and a writer nobody reads waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services._gen.rackem.v1 import table_pb2
+from services.common.errors import ServiceError
+from services.common.in_process import DEPTH, TableLinks, Writer
+
+ADDR = "127.0.0.1:1"
+Up = table_pb2.LinkUp
+Down = table_pb2.LinkDown
+
+
+def _down(call_id: int) -> Down:
+    return Down(events=[table_pb2.LinkEvent(id=call_id, moved=call_id)])
+
+
+async def echo(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+    """Answer every call with ``moved`` = its id; refuse id 0 with ``bad_request``."""
+    async for up in requests:
+        for call in up.calls:
+            if call.id == 0:
+                raise ServiceError("bad_request", "id 0")
+            await out.write(_down(call.id))
+
+
+async def _read_one(stream: AsyncIterator[Down]) -> Down:
+    async with asyncio.timeout(5):
+        return await anext(stream)
+
+
+async def test_calls_and_answers_cross_as_copies() -> None:
+    links = TableLinks()
+    links.serve(ADDR, echo)
+    stream = links.open(ADDR)
+    assert stream is not None
+    down = aiter(stream)
+    sent = Up(calls=[table_pb2.LinkCall(id=7)])
+    await stream.write(sent)
+    sent.calls[0].id = 8  # the caller's message is its own: what was written stays written
+    answer = await _read_one(down)
+    assert [e.moved for e in answer.events] == [7]
+    stream.cancel()
+
+
+async def test_an_unknown_address_is_not_served_here() -> None:
+    links = TableLinks()
+    assert links.open(ADDR) is None
+
+
+async def test_a_handler_error_ends_the_stream_with_it() -> None:
+    links = TableLinks()
+    links.serve(ADDR, echo)
+    stream = links.open(ADDR)
+    assert stream is not None
+    down = aiter(stream)
+    await stream.write(Up(calls=[table_pb2.LinkCall(id=1), table_pb2.LinkCall(id=0)]))
+    assert [e.moved for e in (await _read_one(down)).events] == [1]
+    with pytest.raises(ServiceError) as ended:
+        await _read_one(down)
+    assert ended.value.code == "bad_request"
+    with pytest.raises(ServiceError):
+        await stream.write(Up(calls=[table_pb2.LinkCall(id=2)]))
+
+
+async def test_a_cancelled_caller_cancels_the_handler() -> None:
+    links = TableLinks()
+    cancelled = asyncio.Event()
+
+    async def waits(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    links.serve(ADDR, waits)
+    stream = links.open(ADDR)
+    assert stream is not None
+    await asyncio.sleep(0)  # the handler starts
+    stream.cancel()
+    async with asyncio.timeout(5):
+        await cancelled.wait()
+    with pytest.raises(ServiceError) as ended:
+        await _read_one(aiter(stream))
+    assert ended.value.code == "unavailable"
+
+
+async def test_a_withdrawn_address_ends_its_streams_unavailable() -> None:
+    links = TableLinks()
+    links.serve(ADDR, echo)
+    streams = [links.open(ADDR) for _ in range(3)]
+    await links.withdraw(ADDR)
+    assert links.open(ADDR) is None
+    for stream in streams:
+        assert stream is not None
+        with pytest.raises(ServiceError) as ended:
+            await _read_one(aiter(stream))
+        assert ended.value.code == "unavailable"
+
+
+async def test_a_writer_nobody_reads_waits_once_the_pipe_is_full() -> None:
+    links = TableLinks()
+    written = 0
+
+    async def floods(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        nonlocal written
+        for i in range(10 * DEPTH):
+            await out.write(_down(i))
+            written += 1
+
+    links.serve(ADDR, floods)
+    stream = links.open(ADDR)
+    assert stream is not None
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert written == DEPTH  # held back, as gRPC's flow control holds a handler back
+    down = aiter(stream)
+    assert [e.moved for e in (await _read_one(down)).events] == [0]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert written == DEPTH + 1
+    stream.cancel()
