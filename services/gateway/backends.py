@@ -58,10 +58,8 @@ class Backends:
         table_addr: str,
         timeout: float,
         in_process: TableLinks | None = None,
-        link_gap_s: float = 0.0,
     ) -> None:
         self.timeout = timeout
-        self._link_gap_s = link_gap_s
         self._in_process = in_process
         self.table_addr = table_addr
         self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr, options=CHANNEL_OPTIONS)
@@ -89,17 +87,15 @@ class Backends:
         addr = addr or self.table_addr
         link = self._links.get(addr)
         if link is None or link.broken is not None:
-            link = self._links[addr] = self._open_link(addr)
+            link = self._links[addr] = Link(self._open_link(addr))
         return link
 
-    def _open_link(self, addr: str) -> Link:
-        """A replica in this process (``rackem up``) links in process; others over gRPC,
-        spaced by ``LINK_GAP_MS`` (a message in process costs too little to wait for more)."""
+    def _open_link(self, addr: str) -> Stream:
+        """A replica in this process (``rackem up``) links in process; others over gRPC."""
         local = self._in_process.open(addr) if self._in_process is not None else None
         if local is not None:
-            return Link(local)
-        call: Stream = self.table(addr).Link()  # type: ignore[call-arg]  # written to, not fed
-        return Link(call, self._link_gap_s)
+            return local
+        return self.table(addr).Link()  # type: ignore[call-arg]  # written to, not fed an iterator
 
     def _evict(self) -> None:
         oldest = next(a for a in self._channels if a != self.table_addr)

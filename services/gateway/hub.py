@@ -63,11 +63,7 @@ class Hub:
     async def open(self) -> None:
         s = self.settings
         self._backends = Backends(
-            s.matchmaker_addr,
-            s.table_addr,
-            s.rpc_timeout_s,
-            in_process=self._in_process,
-            link_gap_s=s.link_gap_ms / 1000,
+            s.matchmaker_addr, s.table_addr, s.rpc_timeout_s, in_process=self._in_process
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
 

@@ -21,7 +21,6 @@ import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import CODES, ServiceError, from_rpc_error
-from services.common.spacer import Spacer
 
 __all__ = ["Link", "Stream", "Subscription"]
 
@@ -80,9 +79,8 @@ class Subscription:
 
 
 class Link:
-    def __init__(self, call: Stream, gap_s: float = 0.0) -> None:
+    def __init__(self, call: Stream) -> None:
         self._call = call
-        self._spacer = Spacer(gap_s)
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future[table_pb2.LinkEvent]] = {}
         self._subs: dict[int, Subscription] = {}
@@ -144,10 +142,8 @@ class Link:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                await self._spacer.wait()  # what comes meanwhile joins this message
                 batch, self._outbox = self._outbox, []
                 await self._call.write(table_pb2.LinkUp(calls=batch))
-                self._spacer.sent()
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError as exc:

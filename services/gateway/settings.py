@@ -38,7 +38,6 @@ class GatewaySettings:
     overload_window_s: float = 2.0  # how long the lag stays below it before newcomers return
     # gRPC calls to matchmaker and table.
     rpc_timeout_s: float = 5.0
-    link_gap_ms: float = 2.0  # least time between two messages up a gRPC link (batching)
     resubscribe_tries: int = 5  # table stream lost: tries through TABLE_ADDR before giving up
     resubscribe_backoff_s: float = 0.2
     # uvicorn: frames above this are refused by the WebSocket layer (1009) before parsing.

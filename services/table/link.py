@@ -22,7 +22,6 @@ from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError
 from services.common.in_process import Writer
 from services.common.logs import event
-from services.common.spacer import Spacer
 
 __all__ = ["LinkServer", "Operations"]
 
@@ -41,10 +40,9 @@ class Operations(Protocol):
 
 
 class LinkServer:
-    def __init__(self, ops: Operations, limit: int, gap_s: float = 0.0) -> None:
+    def __init__(self, ops: Operations, limit: int) -> None:
         self._ops = ops
         self._limit = limit
-        self._spacer = Spacer(gap_s)
         self._outbox: list[table_pb2.LinkEvent] = []
         self._wake = asyncio.Event()
         self._subs: dict[int, asyncio.Task[None]] = {}
@@ -87,11 +85,9 @@ class LinkServer:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            await self._spacer.wait()  # what comes meanwhile joins this message
             batch = self._outbox[:MAX_EVENTS]
             del self._outbox[:MAX_EVENTS]
             await context.write(table_pb2.LinkDown(events=batch))
-            self._spacer.sent()
 
     def _emit(self, item: table_pb2.LinkEvent) -> None:
         if self._overflowed.is_set():

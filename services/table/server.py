@@ -109,7 +109,7 @@ async def create_server(
         settings.bot_retry_ms,
     )
     tables = Tables(settings, config, registry, bots, replica_id)
-    service = TableService(tables, settings.link_queue, settings.link_gap_ms / 1000)
+    service = TableService(tables, settings.link_queue)
     table_pb2_grpc.add_TableServicer_to_server(service, server)
     health = add_health(server, [SERVICE_NAME])
     await server.start()

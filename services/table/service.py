@@ -39,10 +39,9 @@ async def _answer(context: Context, rpc: str, call: Awaitable[T]) -> T:
 class TableService(table_pb2_grpc.TableServicer):
     """The RPCs, and the operations behind them that ``Link`` shares."""
 
-    def __init__(self, tables: Tables, link_queue: int = 20_000, link_gap_s: float = 0.0) -> None:
+    def __init__(self, tables: Tables, link_queue: int = 20_000) -> None:
         self._tables = tables
         self._link_queue = link_queue
-        self._link_gap_s = link_gap_s
 
     async def CreateTable(
         self, request: table_pb2.CreateTableRequest, context: Context
@@ -129,15 +128,12 @@ class TableService(table_pb2_grpc.TableServicer):
         self, request_iterator: AsyncIterator[table_pb2.LinkUp], context: Context
     ) -> None:
         try:
-            await self.link(request_iterator, context, self._link_gap_s)
+            await self.link(request_iterator, context)
         except ServiceError as err:
             await abort(context, err)
 
     async def link(
-        self,
-        requests: AsyncIterator[table_pb2.LinkUp],
-        out: Writer[table_pb2.LinkDown],
-        gap_s: float = 0.0,
+        self, requests: AsyncIterator[table_pb2.LinkUp], out: Writer[table_pb2.LinkDown]
     ) -> None:
-        """Serve one gateway's link: over gRPC (with ``LINK_GAP_MS``), or in process."""
-        await LinkServer(self, self._link_queue, gap_s).run(requests, out)
+        """Serve one gateway's link (over gRPC, or in process under ``rackem up``)."""
+        await LinkServer(self, self._link_queue).run(requests, out)

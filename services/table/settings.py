@@ -33,5 +33,4 @@ class TableSettings:
     finished_ttl_ms: int = 86_400_000  # finished tables stay readable this long
     stream_queue: int = 64  # views queued for one subscriber before it is dropped
     link_queue: int = 20_000  # answers and views queued for one gateway link before it fails
-    link_gap_ms: float = 2.0  # least time between two messages down a gRPC link (batching)
     stop_grace_ms: int = 5_000  # in-flight calls may finish this long on SIGTERM
