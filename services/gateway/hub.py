@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from services.common.in_process import TableLinks
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
+from services.gateway.gc_pauses import GcPauses
 from services.gateway.limits import GameLimiter
 from services.gateway.metrics import Metrics
 from services.gateway.settings import GatewaySettings
@@ -39,6 +40,7 @@ class Hub:
         self.settings = settings
         self._in_process = in_process
         self.metrics = Metrics()
+        self._gc = GcPauses(self.metrics.gc_pause)
         self.games = GameLimiter(settings.games_per_ip, settings.games_window_s)
         self.admission = Admission(
             self.metrics,
@@ -66,8 +68,10 @@ class Hub:
             s.matchmaker_addr, s.table_addr, s.rpc_timeout_s, in_process=self._in_process
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
+        self._gc.start()
 
     async def close(self) -> None:
+        self._gc.stop()
         if self._monitor is not None:
             self._monitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -55,6 +55,13 @@ class Metrics:
             "Mean time tables take to answer moves (smoothed, as admission control sees it)",
             registry=self.registry,
         )
+        self.gc_pause = Histogram(
+            "rackem_gateway_gc_pause_seconds",
+            "Garbage collector pauses (the event loop stops for them), by generation",
+            ["generation"],
+            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+            registry=self.registry,
+        )
         self.overloaded = Gauge(
             "rackem_gateway_overloaded",
             "1 while the gateway refuses new connections and games for its loop lag",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -64,6 +65,22 @@ async def test_metrics_count_connections_and_errors_per_app(start_gateway: Start
     assert other.headers["content-type"].startswith("text/plain")
     assert "rackem_gateway_connections_accepted_total 0.0" in other.text
     assert "rackem_gateway_move_latency_seconds_bucket" in other.text
+
+
+async def test_metrics_time_the_garbage_collectors_pauses(start_gateway: StartGateway) -> None:
+    gateway = await start_gateway()
+    gc.collect(0)
+    gc.collect(2)
+    text = (await get(http_url(gateway, "/metrics"))).text
+    for generation in ("0", "2"):
+        counts = [
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith(
+                f'rackem_gateway_gc_pause_seconds_count{{generation="{generation}"}}'
+            )
+        ]
+        assert counts and counts[0] >= 1, generation
 
 
 async def test_a_match_log_needs_a_finished_match(start_gateway: StartGateway) -> None:
