@@ -1,31 +1,35 @@
-"""How every service process runs its event loop: uvloop, and the startup heap frozen.
+"""How every service process runs its event loop: uvloop, under ``GcPolicy``.
 
 Measured under load (docs/performance.md), uvloop takes about a sixth off the CPU a
 move costs across gateway and table: their time is mostly event-loop and socket work
-around gRPC and WebSocket messages, which uvloop does in C.
-
-Before the loop starts, ``gc.freeze()`` moves everything alive (modules, protobuf
-descriptors, settings: 30,000 to 45,000 objects a service) out of the cyclic
-collector's reach. Those live as long as the process, and a full collection would
-otherwise walk them every time with the loop stopped (such pauses were 200 to 500 ms
-in a gateway serving 2,000 players; docs/performance.md).
+around gRPC and WebSocket messages, which uvloop does in C. ``GcPolicy`` keeps the
+garbage collector's full collections, which stop the loop for as long as they walk the
+heap, to one every ten minutes.
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import uvloop
+
+from services.common.gc_policy import GcPolicy
 
 __all__ = ["run"]
 
 T = TypeVar("T")
 
 
+async def _under_policy(main: Coroutine[Any, Any, T]) -> T:
+    policy = GcPolicy()
+    policy.start()
+    try:
+        return await main
+    finally:
+        await policy.stop()
+
+
 def run(main: Coroutine[Any, Any, T]) -> T:
     """Run ``main`` to completion on a new uvloop event loop (as ``asyncio.run`` would)."""
-    gc.collect()
-    gc.freeze()  # what is alive now lives as long as the process
-    return uvloop.run(main)
+    return uvloop.run(_under_policy(main))
