@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.common.gc_policy import GcPolicy
+from services.common.gc_policy import THRESHOLDS, GcPolicy
 
 
 class Node:
@@ -61,12 +61,15 @@ async def test_frozen_cyclic_garbage_is_collected_by_the_periodic_full_collectio
     assert policy.full_collections == 1
 
 
-async def test_stopping_unhooks_and_unfreezes() -> None:
+async def test_stopping_unhooks_unfreezes_and_restores_the_thresholds() -> None:
+    before = gc.get_threshold()
     running = GcPolicy(full_every_s=3600)
     running.start()
     assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == THRESHOLDS
     await running.stop()
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
     kept = cycle()
     gc.collect(1)
     assert collected_normally(kept)  # CPython's own policy again
