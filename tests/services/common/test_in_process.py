@@ -14,7 +14,7 @@ import pytest
 
 from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError
-from services.common.in_process import DEPTH, TableLinks, Writer
+from services.common.in_process import DEPTH, Pipe, TableLinks, Writer
 
 ADDR = "127.0.0.1:1"
 Up = table_pb2.LinkUp
@@ -39,11 +39,17 @@ async def _read_one(stream: AsyncIterator[Down]) -> Down:
         return await anext(stream)
 
 
-async def test_calls_and_answers_cross_as_copies() -> None:
+def open_echo() -> Pipe[Up, Down]:
+    """A stream to ``echo``, served at ``ADDR`` by a registry of its own."""
     links = TableLinks()
     links.serve(ADDR, echo)
     stream = links.open(ADDR)
     assert stream is not None
+    return stream
+
+
+async def test_calls_and_answers_cross_as_copies() -> None:
+    stream = open_echo()
     down = aiter(stream)
     sent = Up(calls=[table_pb2.LinkCall(id=7)])
     await stream.write(sent)
@@ -59,10 +65,7 @@ async def test_an_unknown_address_is_not_served_here() -> None:
 
 
 async def test_a_handler_error_ends_the_stream_with_it() -> None:
-    links = TableLinks()
-    links.serve(ADDR, echo)
-    stream = links.open(ADDR)
-    assert stream is not None
+    stream = open_echo()
     down = aiter(stream)
     await stream.write(Up(calls=[table_pb2.LinkCall(id=1), table_pb2.LinkCall(id=0)]))
     assert [e.moved for e in (await _read_one(down)).events] == [1]
