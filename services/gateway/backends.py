@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Backends", "reroute"]
 
-
 T = TypeVar("T")
 MAX_HOPS = 4
 MAX_CHANNELS = 64  # replica channels kept open; the oldest beyond this is closed
