@@ -18,6 +18,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from services.common.script_batch import ScriptBatch
 from services.table.store import AppendResult
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
@@ -88,8 +89,10 @@ class RedisStore:
         self._redis = client
         self._chunk = chunk
         self._create = client.register_script(_CREATE)
-        self._append = client.register_script(_APPEND)
-        self._save = client.register_script(_SAVE)
+        # Every move is an append and many clock events a save: each is batched with
+        # the other tables' (services/common/script_batch.py), one pipeline per batch.
+        self._append = ScriptBatch(client, client.register_script(_APPEND), chunk)
+        self._save = ScriptBatch(client, client.register_script(_SAVE), chunk)
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
