@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import fields
+from typing import Any
 
 from rackcore import MalformedMoveError, Move, RoundResult, Rules, View
 from services._gen.rackem.v1 import game_pb2 as pb
@@ -22,6 +23,19 @@ _RULE_FIELDS = [f.name for f in fields(Rules)]
 
 def rules_to_pb(rules: Rules) -> pb.Rules:
     return pb.Rules(**{name: getattr(rules, name) for name in _RULE_FIELDS})
+
+
+_rules_made: dict[Rules, pb.Rules] = {}
+
+
+def _rules_pb(rules: Rules) -> pb.Rules:
+    """``rules_to_pb`` made once per distinct rules (a message is copied where it is set)."""
+    made = _rules_made.get(rules)
+    if made is None:
+        if len(_rules_made) >= 1024:  # rules are few in practice; never let them pile up
+            _rules_made.clear()
+        made = _rules_made[rules] = rules_to_pb(rules)
+    return made
 
 
 def rules_from_pb(msg: pb.Rules) -> Rules:
@@ -52,14 +66,17 @@ def move_from_pb(msg: pb.Move, seat: int | None = None, by: str | None = None) -
     )
 
 
-def _cards(groups: Sequence[Sequence[int | None]]) -> list[pb.Cards]:
-    return [pb.Cards(cards=[c or 0 for c in group]) for group in groups]
+def _add_cards(field: Any, groups: Sequence[Sequence[int | None]]) -> None:
+    """Append one ``Cards`` per group to a repeated field (None as 0): ``add`` and ``extend``
+    in place, about twice as fast as building the messages and assigning them."""
+    for group in groups:
+        field.add().cards.extend(group if None not in group else [c or 0 for c in group])
 
 
 def view_to_pb(view: View) -> pb.View:
     msg = pb.View(
         seat=view.seat,
-        rules=rules_to_pb(view.rules),
+        rules=_rules_pb(view.rules),
         round_no=view.round_no,
         dealer=view.dealer,
         turn=view.turn,
@@ -83,14 +100,14 @@ def view_to_pb(view: View) -> pb.View:
         repair_tokens=view.repair_tokens,
         center=[c or 0 for c in view.center],
         last_pickup=[c or 0 for c in view.last_pickup],
-        pickups=_cards(view.pickups),
-        discarded=_cards(view.discarded),
-        known=_cards(view.known),
         commitment=view.commitment or "",
         moves=view.moves,
-        racks=_cards(view.racks or ()),
         seed=view.seed or "",
     )
+    _add_cards(msg.pickups, view.pickups)
+    _add_cards(msg.discarded, view.discarded)
+    _add_cards(msg.known, view.known)
+    _add_cards(msg.racks, view.racks or ())
     if view.winner is not None:
         msg.winner = view.winner
     return msg

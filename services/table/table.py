@@ -29,7 +29,7 @@ from services.table.store import TableStore
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 from services.table.subscribers import Subscriber
 from services.table.tokens import seat_for
-from services.table.views import seat_infos, summary, table_view
+from services.table.views import seat_infos, summary, table_views
 
 __all__ = ["MAX_MOVE_ID", "Table", "TableConfig"]
 
@@ -139,7 +139,7 @@ class Table:
     def _views(self, now: int, extra: int | None = None) -> dict[int, game_pb2.TableView]:
         seats = self._seats()
         wanted = set(self._subs) | ({extra} if extra is not None else set())
-        return {s: table_view(self.meta, self.match, self.state, seats, s, now) for s in wanted}
+        return table_views(self.meta, self.match, self.state, seats, wanted, now)
 
     # -- requests ----------------------------------------------------------------
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rackcore import Match, Move, observe
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.convert import move_to_pb, rules_to_pb, view_to_pb
 from services.table.stored import TableMeta, TableState
 
-__all__ = ["public_move", "seat_infos", "summary", "table_view"]
+__all__ = ["public_move", "seat_infos", "summary", "table_view", "table_views"]
 
 
 def seat_infos(
@@ -44,11 +44,23 @@ def table_view(
     seat: int,
     now: int,
 ) -> game_pb2.TableView:
-    msg = game_pb2.TableView(
+    return table_views(meta, match, state, seats, (seat,), now)[seat]
+
+
+def table_views(
+    meta: TableMeta,
+    match: Match,
+    state: TableState,
+    seats: Sequence[game_pb2.SeatInfo],
+    wanted: Iterable[int],
+    now: int,
+) -> dict[int, game_pb2.TableView]:
+    """Each wanted seat's ``TableView``: its own ``observe`` view in the table's public facts,
+    which are made once and merged into every seat's message."""
+    public = game_pb2.TableView(
         table_id=meta.table_id,
         code=meta.code,
         version=len(match.history),
-        view=view_to_pb(observe(match, seat)),
         seats=seats,
         status=state.status,
         deadline_ms=state.deadline_ms,
@@ -58,8 +70,13 @@ def table_view(
         ended_reason=state.ended_reason,
     )
     if match.history:
-        msg.last_move.CopyFrom(public_move(match.history[-1]))
-    return msg
+        public.last_move.CopyFrom(public_move(match.history[-1]))
+    views = {}
+    for seat in wanted:
+        msg = game_pb2.TableView(view=view_to_pb(observe(match, seat)))
+        msg.MergeFrom(public)
+        views[seat] = msg
+    return views
 
 
 def summary(

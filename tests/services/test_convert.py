@@ -1,0 +1,46 @@
+"""rackcore values ⇄ protobuf: a view survives the trip whole, for every seat of any match."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rackcore import Match, Rules, observe
+from services.convert import rules_from_pb, rules_to_pb, view_from_pb, view_to_pb
+from tests.services.gateway.test_view_message import table_rules
+
+PLAYOUT = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PLAYOUT
+@given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), pick=st.randoms())
+def test_every_seats_view_comes_back_from_its_message_unchanged(
+    rules: Rules, seed: bytes, pick: random.Random
+) -> None:
+    match = Match(rules, seed)
+    seen = 0
+    while True:
+        if match.phase == "round_over" or pick.random() < 0.2 or match.phase == "match_over":
+            for seat in range(rules.players):
+                view = observe(match, seat)
+                assert view_from_pb(view_to_pb(view)) == view
+                seen += 1
+        if match.phase == "match_over":
+            break
+        if match.phase == "round_over":
+            match.next_round()
+            continue
+        legal = match.legal_moves()
+        match.apply(legal[pick.randrange(len(legal))])
+    assert seen >= rules.players
+
+
+def test_rules_messages_are_made_once_and_never_shared_with_a_view() -> None:
+    rules = Rules(players=3, bonus=True)
+    first = view_to_pb(observe(Match(rules, bytes(32)), 0))
+    second = view_to_pb(observe(Match(rules, bytes(32)), 1))
+    first.rules.target = 1  # a view's rules are its own copy
+    assert second.rules == rules_to_pb(rules)
+    assert rules_from_pb(second.rules) == rules
