@@ -5,6 +5,7 @@ Each test starts the policy in this process and stops it again (everything unfro
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 from collections.abc import AsyncIterator
@@ -75,6 +76,45 @@ async def test_stopping_unhooks_unfreezes_and_restores_the_thresholds() -> None:
     assert collected_normally(kept)  # CPython's own policy again
 
 
-def test_the_period_must_be_positive() -> None:
+def test_the_periods_must_be_positive() -> None:
     with pytest.raises(ValueError):
         GcPolicy(full_every_s=0)
+    with pytest.raises(ValueError):
+        GcPolicy(young_every_s=0)
+
+
+async def test_young_collections_run_on_the_clock_free_garbage_and_freeze_the_rest() -> None:
+    running = GcPolicy(full_every_s=3600, young_every_s=0.01)
+    running.start()
+    try:
+        kept = cycle()
+        garbage = cycle()
+        gone = weakref.ref(garbage)
+        del garbage
+        for _ in range(100):  # no collection is asked for here: the policy's clock runs them
+            await asyncio.sleep(0.01)
+            if running.young_collections >= 3:
+                break
+        assert running.young_collections >= 3
+        assert gone() is None  # the unreachable cycle was collected young
+        assert not collected_normally(kept)  # the live one outlived a collection: frozen
+    finally:
+        await running.stop()
+
+
+async def test_the_full_collection_comes_round_on_its_own_clock() -> None:
+    running = GcPolicy(full_every_s=0.05, young_every_s=0.01)
+    running.start()
+    try:
+        node = cycle()
+        gone = weakref.ref(node)
+        gc.collect(1)  # frozen
+        del node
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if running.full_collections:
+                break
+        assert running.full_collections >= 1
+        assert gone() is None
+    finally:
+        await running.stop()
