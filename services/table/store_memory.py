@@ -12,6 +12,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from services.table.store import AppendResult
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
@@ -85,7 +87,7 @@ class MemoryStore:
             return "lost"
         if len(entry.log) != index:
             return "conflict"
-        entry.log.append(json.dumps(move, separators=(",", ":")))
+        entry.log.append(orjson.dumps(move).decode())
         entry.state = state.to_json()
         if reply is not None:
             entry.versions[reply.seat, reply.move_id] = reply.version

@@ -16,6 +16,7 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
+import orjson
 import redis.asyncio as aioredis
 
 from services.common.script_batch import ScriptBatch
@@ -130,7 +131,7 @@ class RedisStore:
         args: list[str | int] = [
             owner,
             index,
-            json.dumps(move, separators=(",", ":")),
+            orjson.dumps(move).decode(),
             state.to_json(),
             *_reply_fields(reply),
         ]
