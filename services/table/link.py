@@ -1,11 +1,12 @@
 """One gateway's link to this replica: its calls in, their answers and its seats' views out.
 
 The replica's side of ``Table.Link``. Each call runs as it arrives, in its own task, so a
-table waiting on its store never holds up another; a subscription is a task that moves
-its seat's views into the link. Answers and views wait in one outbox that a single
-writer drains, as many to a message as have queued up. A gateway that stops reading
-lets the outbox grow; past ``limit`` events the link fails, and the gateway opens a new
-one and subscribes its seats again (a table never waits for a reader).
+table waiting on its store never holds up another; a subscription's views go into the
+link as its table pushes them (``Subscriber``'s ``notify``: no task in between).
+Answers and views wait in one outbox that a single writer drains, as many to a message
+as have queued up. A gateway that stops reading lets the outbox grow; past ``limit``
+events the link fails, and the gateway opens a new one and subscribes its seats again
+(a table never waits for a reader).
 
 Moves, continues and leaves already under way finish even if the link goes: a move is
 logged before it is answered, and the gateway's retry with the same ``move_id`` gets it.
@@ -15,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
-from services._gen.rackem.v1 import game_pb2, table_pb2
+from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError
 from services.common.in_process import Writer
 from services.common.logs import event
+from services.table.subscribers import Subscriber
 
 __all__ = ["LinkServer", "Operations"]
 
@@ -36,7 +38,31 @@ class Operations(Protocol):
     async def submit(self, request: table_pb2.SubmitMoveRequest) -> table_pb2.SubmitMoveReply: ...
     async def continue_round(self, request: table_pb2.SeatRequest) -> table_pb2.Ack: ...
     async def leave(self, request: table_pb2.SeatRequest) -> table_pb2.Ack: ...
-    def views(self, request: table_pb2.SeatRequest) -> AsyncIterator[game_pb2.TableView]: ...
+    async def follow(
+        self, request: table_pb2.SeatRequest, notify: Callable[[], None]
+    ) -> tuple[_Table, Subscriber]: ...
+
+
+class _Table(Protocol):
+    def unsubscribe(self, sub: Subscriber) -> None: ...
+
+
+class _Following:
+    """One subscription of the link: being set up (``task``), then flowing (``sub``)."""
+
+    __slots__ = ("call_id", "sub", "table", "task")
+
+    def __init__(self, call_id: int) -> None:
+        self.call_id = call_id
+        self.task: asyncio.Task[None] | None = None
+        self.table: _Table | None = None
+        self.sub: Subscriber | None = None
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        if self.table is not None and self.sub is not None:
+            self.table.unsubscribe(self.sub)
 
 
 class LinkServer:
@@ -45,7 +71,7 @@ class LinkServer:
         self._limit = limit
         self._outbox: list[table_pb2.LinkEvent] = []
         self._wake = asyncio.Event()
-        self._subs: dict[int, asyncio.Task[None]] = {}
+        self._subs: dict[int, _Following] = {}
         self._calls: set[asyncio.Task[None]] = set()
         self._overflowed = asyncio.Event()
         self._reading = True
@@ -73,8 +99,8 @@ class LinkServer:
 
     def _stop_following(self, reader: asyncio.Task[None]) -> None:
         reader.cancel()
-        for task in self._subs.values():
-            task.cancel()
+        for following in self._subs.values():
+            following.stop()
         self._subs.clear()
 
     async def _write(self, context: Writer[table_pb2.LinkDown]) -> None:
@@ -118,16 +144,17 @@ class LinkServer:
         elif kind == "subscribe":
             older = self._subs.pop(call_id, None)
             if older is not None:
-                older.cancel()
-            self._subs[call_id] = asyncio.create_task(self._follow(call_id, call.subscribe))
+                older.stop()
+            following = self._subs[call_id] = _Following(call_id)
+            following.task = asyncio.create_task(self._follow(following, call.subscribe))
         elif kind == "continue_round":
             self._start(call_id, self._done(call_id, self._ops.continue_round(call.continue_round)))
         elif kind == "leave":
             self._start(call_id, self._done(call_id, self._ops.leave(call.leave)))
         elif kind == "unsubscribe":
-            task = self._subs.pop(call_id, None)
-            if task is not None:
-                task.cancel()
+            wanted = self._subs.pop(call_id, None)
+            if wanted is not None:
+                wanted.stop()
         else:
             self._fail(call_id, ServiceError("bad_request", "an empty link call"))
 
@@ -153,16 +180,46 @@ class LinkServer:
         await work
         self._emit(table_pb2.LinkEvent(id=call_id, done=table_pb2.Ack()))
 
-    async def _follow(self, call_id: int, request: table_pb2.SeatRequest) -> None:
+    async def _follow(self, following: _Following, request: table_pb2.SeatRequest) -> None:
+        """Subscribe; from then on the table's pushes call ``_flow`` directly."""
+        call_id = following.call_id
         try:
-            async for view in self._ops.views(request):
-                self._emit(table_pb2.LinkEvent(id=call_id, view=view))
-            self._emit(table_pb2.LinkEvent(id=call_id, ended=table_pb2.Ack()))
+            table, sub = await self._ops.follow(request, lambda: self._flow(following))
         except ServiceError as err:
+            self._unfollow(following)
             self._fail(call_id, err)
+            return
         except Exception:
             log.error("internal_error", extra={"fields": {"rpc": "Link"}}, exc_info=True)
+            self._unfollow(following)
             self._fail(call_id, ServiceError("internal", "internal error"))
-        finally:
-            if self._subs.get(call_id) is asyncio.current_task():
-                del self._subs[call_id]
+            return
+        following.task = None
+        following.table, following.sub = table, sub
+        if self._subs.get(call_id) is not following:  # unsubscribed meanwhile
+            table.unsubscribe(sub)
+            return
+        self._flow(following)
+
+    def _flow(self, following: _Following) -> None:
+        """Move the subscription's queued views into the outbox; at its end, end it here."""
+        sub = following.sub
+        if sub is None or self._subs.get(following.call_id) is not following:
+            return  # still being set up (it flows once it is), or no longer wanted
+        call_id = following.call_id
+        for view in sub.take():
+            self._emit(table_pb2.LinkEvent(id=call_id, view=view))
+        if not sub.ended:
+            return
+        del self._subs[call_id]
+        if sub.error is not None:
+            self._fail(call_id, sub.error)
+        else:
+            self._emit(table_pb2.LinkEvent(id=call_id, ended=table_pb2.Ack()))
+        table = following.table
+        if table is not None:  # after the table's own loop over its subscribers
+            asyncio.get_running_loop().call_soon(table.unsubscribe, sub)
+
+    def _unfollow(self, following: _Following) -> None:
+        if self._subs.get(following.call_id) is following:
+            del self._subs[following.call_id]

@@ -7,7 +7,7 @@ logged and answered ``internal`` without its text.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -16,6 +16,8 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, abort
 from services.common.in_process import Writer
 from services.table.link import LinkServer
+from services.table.subscribers import Subscriber
+from services.table.table import Table
 from services.table.tables import Tables
 
 __all__ = ["TableService"]
@@ -90,6 +92,14 @@ class TableService(table_pb2_grpc.TableServicer):
                 yield view
         finally:
             table.unsubscribe(sub)
+
+    async def follow(
+        self, request: table_pb2.SeatRequest, notify: Callable[[], None]
+    ) -> tuple[Table, Subscriber]:
+        """The seat's subscription for a reader that never waits (``Subscriber``'s
+        ``notify``); ``table.unsubscribe`` it when done."""
+        table = await self._tables.get(request.table_id)
+        return table, await table.subscribe(table.seat_for(request.token), notify)
 
     async def Continue(self, request: table_pb2.SeatRequest, context: Context) -> table_pb2.Ack:
         return await _answer(context, "Continue", self.continue_round(request))

@@ -3,12 +3,18 @@
 A table pushes without waiting; a subscriber whose queue is full is dropped (its
 stream ends with ``unavailable`` and the gateway subscribes again). A newer
 subscription of the same seat ends the older one cleanly.
+
+A reader that waits (``next``, the gRPC ``Subscribe`` stream) is woken by an event. A
+reader that never waits (a gateway's link, which only moves views into its outbox)
+gives ``notify`` instead: it is called at once on every push and at the end, and
+``take`` hands it what is queued, so no task sits between the table and the link.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 
 from services._gen.rackem.v1 import game_pb2
 from services.common.errors import ServiceError
@@ -17,17 +23,23 @@ __all__ = ["Subscriber"]
 
 
 class Subscriber:
-    def __init__(self, seat: int, limit: int) -> None:
+    def __init__(self, seat: int, limit: int, notify: Callable[[], None] | None = None) -> None:
         self.seat = seat
         self._limit = limit
         self._views: deque[game_pb2.TableView] = deque()
         self._wake = asyncio.Event()
+        self._signal = notify or self._wake.set
         self._ended = False
         self._error: ServiceError | None = None
 
     @property
     def ended(self) -> bool:
         return self._ended
+
+    @property
+    def error(self) -> ServiceError | None:
+        """What the stream ended with (None: it ended cleanly, or has not ended)."""
+        return self._error
 
     def push(self, view: game_pb2.TableView) -> bool:
         """Queue ``view``; False (and nothing queued) when the reader has fallen too far behind."""
@@ -36,7 +48,7 @@ class Subscriber:
         if len(self._views) >= self._limit:
             return False
         self._views.append(view)
-        self._wake.set()
+        self._signal()
         return True
 
     def end(self, error: ServiceError | None = None) -> None:
@@ -47,7 +59,13 @@ class Subscriber:
         self._error = error
         if error is not None:
             self._views.clear()
-        self._wake.set()
+        self._signal()
+
+    def take(self) -> list[game_pb2.TableView]:
+        """Every view queued now, without waiting (see ``ended`` for whether more can come)."""
+        views = list(self._views)
+        self._views.clear()
+        return views
 
     async def next(self) -> game_pb2.TableView | None:
         """The next view; None when the stream ended cleanly; raises the error it ended with."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -179,11 +179,12 @@ class Table:
             self._push(views)
             return reply
 
-    async def subscribe(self, seat: int) -> Subscriber:
-        """A new stream for ``seat`` (ending the seat's older one), its first view queued."""
+    async def subscribe(self, seat: int, notify: Callable[[], None] | None = None) -> Subscriber:
+        """A new stream for ``seat`` (ending the seat's older one), its first view queued;
+        ``notify``: see ``Subscriber``."""
         async with self.lock:
             self._check_open()
-            sub = Subscriber(seat, self.config.stream_queue)
+            sub = Subscriber(seat, self.config.stream_queue, notify)
             if not self.live or self.over:
                 sub.push(self._views(now_ms(), extra=seat)[seat])
                 sub.end()

@@ -200,6 +200,35 @@ async def test_a_closed_subscription_lets_the_seat_go(
         await link.close()
 
 
+async def test_a_newer_subscription_of_a_seat_ends_the_older_cleanly(
+    replica: Replica, new_link: Callable[[], Link]
+) -> None:
+    _, stub = replica
+    created = await create_table(stub, humans=2, bots=0)
+    request = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+    link = new_link()
+    try:
+        older = link.subscribe(request)
+        async with asyncio.timeout(10):
+            first = await anext(older)
+            newer = link.subscribe(request)
+            assert (await anext(newer)).version == first.version
+            async for _ in older:  # ends without an error once the newer one is there
+                pass
+            other = link.subscribe(
+                table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[1])
+            )
+            await anext(other)
+            seen = await anext(newer)  # the newer one still gets every change
+            while not seen.seats[1].connected:
+                seen = await anext(newer)
+        newer.close()
+        other.close()
+        assert link.broken is None
+    finally:
+        await link.close()
+
+
 async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_unavailable(
     replica: Replica, new_link: Callable[[], Link], links: TableLinks
 ) -> None:

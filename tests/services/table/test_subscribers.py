@@ -51,3 +51,25 @@ async def test_nothing_is_queued_after_the_end() -> None:
     sub.end()
     sub.push(_view(1))
     assert sub.ended and await sub.next() is None
+
+
+async def test_a_reader_that_never_waits_is_called_at_each_push_and_takes_what_is_queued() -> None:
+    taken: list[list[int]] = []
+    ends: list[tuple[bool, str | None]] = []
+    sub: Subscriber
+
+    def notify() -> None:
+        taken.append([v.version for v in sub.take()])
+        if sub.ended:
+            ends.append((True, sub.error.code if sub.error else None))
+
+    sub = Subscriber(0, limit=4, notify=notify)
+    sub.push(_view(1))
+    sub.push(_view(2))
+    assert taken == [[1], [2]] and not ends
+    sub.end()
+    assert ends == [(True, None)]
+    other = Subscriber(1, limit=4, notify=lambda: None)
+    other.push(_view(3))
+    other.end(ServiceError("unavailable", "gone"))
+    assert other.take() == [] and other.error is not None and other.error.code == "unavailable"
