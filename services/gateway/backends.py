@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import grpc
 
-from services._gen.rackem.v1 import table_pb2
+from services._gen.rackem.v1 import game_pb2, table_pb2
 from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.errors import ServiceError, from_rpc_error
@@ -149,9 +149,14 @@ class Backends:
                 target = next_target
         raise ServiceError("unavailable", "no table replica answered")
 
-    def subscribe(self, addr: str, request: table_pb2.SeatRequest) -> Subscription:
+    def subscribe(
+        self,
+        addr: str,
+        request: table_pb2.SeatRequest,
+        on_view: Callable[[game_pb2.TableView], None] | None = None,
+    ) -> Subscription:
         """The seat's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
-        return self.link(addr).subscribe(request)
+        return self.link(addr).subscribe(request, on_view)
 
     async def ready(self, timeout: float) -> bool:
         """True when the matchmaker and ``TABLE_ADDR`` channels are (or soon get) connected."""

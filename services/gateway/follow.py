@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from services._gen.rackem.v1 import game_pb2
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError, from_rpc_error
@@ -110,26 +111,34 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
 async def _watch_table(
     hub: Hub, seat: Seat, push: Push, before_first: Callable[[], None] | None
 ) -> bool | None:
-    """Forward the table's views to the end of the match, re-subscribing where needed."""
+    """Forward the table's views to the end of the match, re-subscribing where needed.
+
+    Each view is turned into its message and pushed as the link reads it (``on_view``):
+    no task stands between the link and the connection's outbox.
+    """
     settings = hub.settings
     fallback = hub.backends.table_addr
     request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
     target = seat.replica or fallback
     status = ""
     tries = 0
+
+    def forward(table_view: game_pb2.TableView) -> None:
+        nonlocal status, tries, before_first
+        tries = 0
+        seat.replica = target
+        status = table_view.status
+        if before_first is not None:
+            first, before_first = before_first, None
+            first()
+        push(messages.view(table_view))
+
     hub.following(seat.table_id, +1)
     try:
         while True:
-            views = hub.backends.subscribe(target, request)
+            views = hub.backends.subscribe(target, request, forward)
             try:
-                async for table_view in views:
-                    tries = 0
-                    seat.replica = target
-                    status = table_view.status
-                    if before_first is not None:
-                        before_first()
-                        before_first = None
-                    push(messages.view(table_view))
+                await views.finished()
                 return True if status in FINAL else None
             except ServiceError as exc:
                 err = exc

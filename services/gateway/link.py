@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 import grpc
@@ -39,19 +39,48 @@ def _failure(failed: table_pb2.LinkFailure) -> ServiceError:
 
 
 class Subscription:
-    """One seat's views over a link: iterate it; ``close`` when done with it."""
+    """One seat's views over a link: iterate it, or give ``on_view`` and await ``finished``;
+    ``close`` it when done.
 
-    def __init__(self, link: Link, call_id: int) -> None:
+    ``on_view`` is called with each view as the link reads it, so no task stands between
+    the link and the follower; if it raises, the subscription ends with that error.
+    """
+
+    def __init__(
+        self,
+        link: Link,
+        call_id: int,
+        on_view: Callable[[game_pb2.TableView], None] | None = None,
+    ) -> None:
         self._link = link
         self._id = call_id
+        self._on_view = on_view
         self._views: deque[game_pb2.TableView] = deque()
         self._wake = asyncio.Event()
         self._over = False
-        self._error: ServiceError | None = None
+        self._error: BaseException | None = None
 
     def put(self, view: game_pb2.TableView) -> None:
-        self._views.append(view)
-        self._wake.set()
+        if self._on_view is None:
+            self._views.append(view)
+            self._wake.set()
+            return
+        if self._over:
+            return
+        try:
+            self._on_view(view)
+        except Exception as exc:
+            self.close()
+            self._error = exc
+            self._wake.set()
+
+    async def finished(self) -> None:
+        """Wait for the end (with ``on_view``); raises what it ended with, if anything."""
+        while not self._over:
+            self._wake.clear()
+            await self._wake.wait()
+        if self._error is not None:
+            raise self._error
 
     def end(self, error: ServiceError | None) -> None:
         self._over = True
@@ -120,10 +149,14 @@ class Link:
             raise _failure(event.failed)
         return event
 
-    def subscribe(self, request: table_pb2.SeatRequest) -> Subscription:
+    def subscribe(
+        self,
+        request: table_pb2.SeatRequest,
+        on_view: Callable[[game_pb2.TableView], None] | None = None,
+    ) -> Subscription:
         """The seat's views, from its current one on (``close`` it when done)."""
         call_id = self._new_id()
-        sub = Subscription(self, call_id)
+        sub = Subscription(self, call_id, on_view)
         if self.broken is not None:
             sub.end(self.broken)
             return sub

@@ -229,6 +229,43 @@ async def test_a_newer_subscription_of_a_seat_ends_the_older_cleanly(
         await link.close()
 
 
+async def test_views_can_be_handed_over_as_they_come_and_a_failing_handler_ends_its_stream(
+    replica: Replica, new_link: Callable[[], Link]
+) -> None:
+    _, stub = replica
+    created = await create_table(stub, humans=2, bots=0)
+    seats = [
+        table_pb2.SeatRequest(table_id=created.table_id, token=token) for token in created.tokens
+    ]
+    link = new_link()
+    try:
+        seen: list[game_pb2.TableView] = []
+        both = asyncio.Event()
+
+        def watch(view: game_pb2.TableView) -> None:
+            seen.append(view)
+            if view.seats[1].connected:
+                both.set()
+
+        def fail(view: game_pb2.TableView) -> None:
+            raise ValueError("the handler broke")
+
+        watcher = link.subscribe(seats[0], watch)
+        failing = link.subscribe(seats[1], fail)
+        async with asyncio.timeout(10):
+            with pytest.raises(ValueError):
+                await failing.finished()  # ended with its handler's error...
+            await both.wait()
+            while seen[-1].seats[1].connected:  # ...and the seat it held was let go
+                await asyncio.sleep(0.01)
+        assert all(v.view.seat == 0 for v in seen)
+        watcher.close()
+        await watcher.finished()  # closed by its reader: a clean end
+        assert link.broken is None
+    finally:
+        await link.close()
+
+
 async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_unavailable(
     replica: Replica, new_link: Callable[[], Link], links: TableLinks
 ) -> None:
