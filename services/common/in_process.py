@@ -75,6 +75,14 @@ class Pipe(Generic[Up, Down]):
             raise self._ended
         await self._up.put(_copy(message))
 
+    def write_nowait(self, message: Up) -> bool:
+        """Send ``message`` up at once if the pipe has room and has not ended: True if sent.
+        (A caller with nothing queued skips a task hand-over; ``write`` when False.)"""
+        if self._ended is not None or self._up.full():
+            return False
+        self._up.put_nowait(_copy(message))
+        return True
+
     def __aiter__(self) -> AsyncIterator[Down]:
         return self._read()
 

@@ -115,6 +115,12 @@ class Link:
         self._subs: dict[int, Subscription] = {}
         self._outbox: list[table_pb2.LinkCall] = []
         self._wake = asyncio.Event()
+        self._writing = False
+        # An in-process pipe takes a message at once when it has room: with nothing
+        # queued, a call then goes up without waiting for the writer task's turn.
+        self._write_now: Callable[[table_pb2.LinkUp], bool] | None = getattr(
+            call, "write_nowait", None
+        )
         self.broken: ServiceError | None = None
         self._writer = asyncio.create_task(self._write())
         self._reader = asyncio.create_task(self._read())
@@ -124,6 +130,9 @@ class Link:
         return self._next_id
 
     def _send(self, call: table_pb2.LinkCall) -> None:
+        idle = not self._outbox and not self._writing
+        if idle and self._write_now is not None and self._write_now(table_pb2.LinkUp(calls=[call])):
+            return
         self._outbox.append(call)
         self._wake.set()
 
@@ -176,7 +185,9 @@ class Link:
                     await self._wake.wait()
                     continue
                 batch, self._outbox = self._outbox, []
+                self._writing = True
                 await self._call.write(table_pb2.LinkUp(calls=batch))
+                self._writing = False
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError as exc:

@@ -133,3 +133,27 @@ async def test_a_writer_nobody_reads_waits_once_the_pipe_is_full() -> None:
         await asyncio.sleep(0)
     assert written == DEPTH + 1
     stream.cancel()
+
+
+async def test_write_nowait_sends_while_there_is_room_and_never_after_the_end() -> None:
+    got: list[Up] = []
+    release = asyncio.Event()
+
+    async def slow(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        await release.wait()
+        async for up in requests:
+            got.append(up)
+
+    links = TableLinks()
+    links.serve(ADDR, slow)
+    stream = links.open(ADDR)
+    assert stream is not None
+    sent = [stream.write_nowait(Up(calls=[table_pb2.LinkCall(id=n)])) for n in range(DEPTH + 5)]
+    assert sent == [True] * DEPTH + [False] * 5  # full: the caller must wait (``write``)
+    release.set()
+    async with asyncio.timeout(5):
+        while len(got) < DEPTH:
+            await asyncio.sleep(0.01)
+    assert [up.calls[0].id for up in got] == list(range(DEPTH))
+    stream.cancel()
+    assert stream.write_nowait(Up()) is False
