@@ -62,7 +62,8 @@ class Pipe(Generic[Up, Down]):
     def __init__(self, handler: Handler[Up, Down], on_end: Callable[[Pipe[Up, Down]], None]):
         self._up: asyncio.Queue[object] = asyncio.Queue(DEPTH)
         self._down: asyncio.Queue[object] = asyncio.Queue()  # room for its end, always
-        self._room = asyncio.Semaphore(DEPTH)  # messages down not yet read
+        self._unread = 0  # messages down not yet read: at DEPTH the handler waits
+        self._read_one = asyncio.Event()
         self._ended: ServiceError | None = None
         self._on_end = on_end
         self._task = asyncio.ensure_future(self._serve(handler))
@@ -91,7 +92,8 @@ class Pipe(Generic[Up, Down]):
             item = await self._down.get()
             if item is _END:
                 break
-            self._room.release()
+            self._unread -= 1
+            self._read_one.set()
             yield item  # type: ignore[misc]
         if self._ended is not None:
             raise self._ended
@@ -125,15 +127,26 @@ class Pipe(Generic[Up, Down]):
         self._finish(end)
 
     async def _send_down(self, message: Down) -> None:
-        await self._room.acquire()
+        while self._unread >= DEPTH and self._ended is None:
+            self._read_one.clear()
+            await self._read_one.wait()
         if self._ended is not None:
             raise asyncio.CancelledError  # the caller went: as gRPC cancels a handler
+        self._unread += 1
         self._down.put_nowait(_copy(message))
+
+    def _send_down_nowait(self, message: Down) -> bool:
+        if self._ended is not None or self._unread >= DEPTH:
+            return False
+        self._unread += 1
+        self._down.put_nowait(_copy(message))
+        return True
 
     def _finish(self, error: ServiceError) -> None:
         if self._ended is not None:
             return
         self._ended = error
+        self._read_one.set()  # a handler waiting for room sees the end
         _drain(self._up)  # the handler is done with them
         self._up.put_nowait(_END)
         self._down.put_nowait(_END)  # after what the handler wrote, as a status after messages
@@ -154,6 +167,11 @@ class _HandlerSide(Generic[Up, Down]):
 
     async def write(self, message: Down) -> None:
         await self._pipe._send_down(message)
+
+    def write_nowait(self, message: Down) -> bool:
+        """Send ``message`` down at once if the caller has room for it: True if sent.
+        (A handler with nothing queued skips a task hand-over; ``write`` when False.)"""
+        return self._pipe._send_down_nowait(message)
 
 
 def _drain(queue: asyncio.Queue[object]) -> None:

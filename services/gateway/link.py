@@ -38,6 +38,11 @@ def _failure(failed: table_pb2.LinkFailure) -> ServiceError:
     return ServiceError(code, failed.message or code, failed.owner or None)
 
 
+def _expire(answer: asyncio.Future[table_pb2.LinkEvent]) -> None:
+    if not answer.done():
+        answer.set_exception(ServiceError("unavailable", "the table did not answer in time"))
+
+
 class Subscription:
     """One seat's views over a link: iterate it, or give ``on_view`` and await ``finished``;
     ``close`` it when done.
@@ -145,14 +150,17 @@ class Link:
         if self.broken is not None:
             raise self.broken
         call_id = self._new_id()
-        answer: asyncio.Future[table_pb2.LinkEvent] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[table_pb2.LinkEvent] = loop.create_future()
         self._waiting[call_id] = answer
         self._send(table_pb2.LinkCall(id=call_id, **call))  # type: ignore[arg-type]
+        # A timer rather than ``asyncio.wait_for``, whose own callback would cost the
+        # answer one more loop turn on its way to the caller.
+        timer = loop.call_later(timeout, _expire, answer)
         try:
-            event = await asyncio.wait_for(answer, timeout)
-        except TimeoutError:
-            raise ServiceError("unavailable", "the table did not answer in time") from None
+            event = await answer
         finally:
+            timer.cancel()
             self._waiting.pop(call_id, None)
         if event.HasField("failed"):
             raise _failure(event.failed)

@@ -1,12 +1,16 @@
 """One gateway's link to this replica: its calls in, their answers and its seats' views out.
 
-The replica's side of ``Table.Link``. Each call runs as it arrives, in its own task, so a
-table waiting on its store never holds up another; a subscription's views go into the
-link as its table pushes them (``Subscriber``'s ``notify``: no task in between).
+The replica's side of ``Table.Link``. Each call starts as it arrives and, if it has to
+wait (for its table's lock or its store), goes on in a task of its own, so a table
+waiting on its store never holds up another (``eager.start``: a move on a table whose
+store answers in memory is answered in the same loop turn). A subscription's views go
+into the link as its table pushes them (``Subscriber``'s ``notify``: no task in between).
 Answers and views wait in one outbox that a single writer drains, as many to a message
-as have queued up. A gateway that stops reading lets the outbox grow; past ``limit``
-events the link fails, and the gateway opens a new one and subscribes its seats again
-(a table never waits for a reader).
+as have queued up; in process, an event that finds the outbox empty and the writer
+idle goes straight into the pipe (``write_nowait``), without the writer's turn. A
+gateway that stops reading lets the outbox grow; past ``limit`` events the link fails,
+and the gateway opens a new one and subscribes its seats again (a table never waits
+for a reader).
 
 Moves, continues and leaves already under way finish even if the link goes: a move is
 logged before it is answered, and the gateway's retry with the same ``move_id`` gets it.
@@ -20,6 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from services._gen.rackem.v1 import table_pb2
+from services.common import eager
 from services.common.errors import ServiceError
 from services.common.in_process import Writer
 from services.common.logs import event
@@ -72,14 +77,17 @@ class LinkServer:
         self._outbox: list[table_pb2.LinkEvent] = []
         self._wake = asyncio.Event()
         self._subs: dict[int, _Following] = {}
-        self._calls: set[asyncio.Task[None]] = set()
+        self._calls: set[asyncio.Future[None]] = set()
         self._overflowed = asyncio.Event()
         self._reading = True
+        self._writing = False
+        self._write_now: Callable[[table_pb2.LinkDown], bool] | None = None
 
     async def run(
         self, requests: AsyncIterator[table_pb2.LinkUp], context: Writer[table_pb2.LinkDown]
     ) -> None:
         """Serve the link until the gateway closes it; raises ``unavailable`` if it overflows."""
+        self._write_now = getattr(context, "write_nowait", None)  # an in-process pipe
         reader = asyncio.create_task(self._read(requests))
         writer = asyncio.create_task(self._write(context))
         overflow = asyncio.create_task(self._overflowed.wait())
@@ -113,10 +121,16 @@ class LinkServer:
                 continue
             batch = self._outbox[:MAX_EVENTS]
             del self._outbox[:MAX_EVENTS]
+            self._writing = True
             await context.write(table_pb2.LinkDown(events=batch))
+            self._writing = False
 
     def _emit(self, item: table_pb2.LinkEvent) -> None:
         if self._overflowed.is_set():
+            return
+        write_now = self._write_now
+        idle = not self._outbox and not self._writing
+        if idle and write_now is not None and write_now(table_pb2.LinkDown(events=[item])):
             return
         self._outbox.append(item)
         if len(self._outbox) > self._limit:
@@ -159,9 +173,10 @@ class LinkServer:
             self._fail(call_id, ServiceError("bad_request", "an empty link call"))
 
     def _start(self, call_id: int, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(self._guard(call_id, work))
-        self._calls.add(task)
-        task.add_done_callback(self._calls.discard)
+        task = eager.start(self._guard(call_id, work))
+        if not task.done():  # it waits: it goes on in its own task
+            self._calls.add(task)
+            task.add_done_callback(self._calls.discard)
 
     async def _guard(self, call_id: int, work: Awaitable[None]) -> None:
         try:

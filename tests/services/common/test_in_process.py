@@ -157,3 +157,36 @@ async def test_write_nowait_sends_while_there_is_room_and_never_after_the_end() 
     assert [up.calls[0].id for up in got] == list(range(DEPTH))
     stream.cancel()
     assert stream.write_nowait(Up()) is False
+
+
+async def test_the_handler_writes_at_once_while_the_caller_has_room_and_never_after_the_end() -> (
+    None
+):
+    outcomes: list[bool] = []
+    out_side: list[Writer[Down]] = []
+    ended = asyncio.Event()
+
+    async def hands_over(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        out_side.append(out)
+        outcomes.extend(out.write_nowait(_down(i)) for i in range(DEPTH + 3))  # type: ignore[attr-defined]
+        await out.write(_down(DEPTH + 3))  # waits: the caller's room is full
+        outcomes.append(True)
+        await ended.wait()
+
+    links = TableLinks()
+    links.serve(ADDR, hands_over)
+    stream = links.open(ADDR)
+    assert stream is not None
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert outcomes == [True] * DEPTH + [False] * 3  # no room: the handler must ``write``
+    down = aiter(stream)
+    seen = [e.moved for e in (await _read_one(down)).events]
+    async with asyncio.timeout(5):
+        while len(outcomes) < DEPTH + 4:  # a message read makes room for the waiting write
+            await asyncio.sleep(0)
+    for _ in range(DEPTH):
+        seen += [e.moved for e in (await _read_one(down)).events]
+    assert seen == [*range(DEPTH), DEPTH + 3]  # in order, the refused ones never sent
+    stream.cancel()
+    assert out_side[0].write_nowait(_down(99)) is False  # type: ignore[attr-defined]

@@ -21,7 +21,7 @@ from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
-from services.common.in_process import TableLinks
+from services.common.in_process import TableLinks, Writer
 from services.convert import move_to_pb, view_from_pb
 from services.gateway.link import Link, Stream
 from services.table.server import Running
@@ -325,3 +325,36 @@ async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
             sub.close()
         finally:
             await link.close()
+
+
+async def test_a_call_nobody_answers_times_out_unavailable_and_a_late_answer_is_dropped() -> None:
+    """The gateway's side alone, against a handler that answers each call only when told."""
+    release = asyncio.Event()
+
+    async def slow(
+        requests: AsyncIterator[table_pb2.LinkUp], out: Writer[table_pb2.LinkDown]
+    ) -> None:
+        async for up in requests:
+            for call in up.calls:
+                if call.id == 1:
+                    await release.wait()  # the first call is answered late
+                event = table_pb2.LinkEvent(id=call.id, moved=call.id)
+                await out.write(table_pb2.LinkDown(events=[event]))
+
+    links = TableLinks()
+    links.serve("127.0.0.1:1", slow)
+    stream = links.open("127.0.0.1:1")
+    assert stream is not None
+    link = Link(stream)
+    try:
+        with pytest.raises(ServiceError) as late:
+            async with asyncio.timeout(5):
+                await link.request(0.05, submit=table_pb2.SubmitMoveRequest())
+        assert late.value.code == "unavailable"
+        assert "in time" in late.value.message
+        release.set()  # its answer comes now, to nobody; the next call gets its own
+        answer = await link.request(5, submit=table_pb2.SubmitMoveRequest())
+        assert answer.moved == 2
+        assert link.broken is None
+    finally:
+        await link.close()
