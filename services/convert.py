@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 from rackcore import MalformedMoveError, Move, RoundResult, Rules, View
@@ -12,6 +13,7 @@ from services._gen.rackem.v1 import game_pb2 as pb
 __all__ = [
     "move_from_pb",
     "move_to_pb",
+    "reseat_view",
     "rules_from_pb",
     "rules_to_pb",
     "view_from_pb",
@@ -111,6 +113,28 @@ def view_to_pb(view: View) -> pb.View:
     if view.winner is not None:
         msg.winner = view.winner
     return msg
+
+
+_SEAT_FIELDS = ("seat", "rack", "held")
+"""What one seat's view of a moment may hold that another seat's does not (``observe``)."""
+_shared = attrgetter(*(f.name for f in fields(View) if f.name not in _SEAT_FIELDS))
+
+
+def reseat_view(msg: pb.View, made_from: View, view: View) -> bool:
+    """Turn ``msg`` (``view_to_pb(made_from)``) into ``view_to_pb(view)`` in place, where the
+    two views differ only in what is the seat's own: True if done, False (``msg`` left as
+    it was) if they differ in anything else.
+
+    Another seat's view of the same moment then costs a copy of the message and three
+    fields, not a new message: most of a view (piles, pickups, scores) is public.
+    """
+    if _shared(view) != _shared(made_from):
+        return False
+    msg.seat = view.seat
+    msg.ClearField("rack")
+    msg.rack.extend(view.rack)
+    msg.held = view.held or 0
+    return True
 
 
 def _none(card: int) -> int | None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from rackcore import Match, Move, observe
+from rackcore import Match, Move, View, observe
 from services._gen.rackem.v1 import game_pb2, table_pb2
-from services.convert import move_to_pb, rules_to_pb, view_to_pb
+from services.convert import move_to_pb, reseat_view, rules_to_pb, view_to_pb
 from services.table.stored import TableMeta, TableState
 
 __all__ = ["public_move", "seat_infos", "summary", "table_view", "table_views"]
@@ -56,7 +56,8 @@ def table_views(
     now: int,
 ) -> dict[int, game_pb2.TableView]:
     """Each wanted seat's ``TableView``: its own ``observe`` view in the table's public facts,
-    which are made once and merged into every seat's message."""
+    which are made once and merged into the first seat's message; every other seat's is a
+    copy of that one with its own fields set (``reseat_view``)."""
     public = game_pb2.TableView(
         table_id=meta.table_id,
         code=meta.code,
@@ -72,10 +73,20 @@ def table_views(
     if match.history:
         public.last_move.CopyFrom(public_move(match.history[-1]))
     views = {}
+    first: tuple[game_pb2.TableView, View] | None = None
     for seat in wanted:
-        msg = game_pb2.TableView(view=view_to_pb(observe(match, seat)))
+        view = observe(match, seat)
+        if first is not None:  # most of a view is public: another seat's differs in a few fields
+            msg = game_pb2.TableView()
+            msg.CopyFrom(first[0])
+            if reseat_view(msg.view, first[1], view):
+                views[seat] = msg
+                continue
+        msg = game_pb2.TableView(view=view_to_pb(view))
         msg.MergeFrom(public)
         views[seat] = msg
+        if first is None:
+            first = (msg, view)
     return views
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rackcore import Match, Rules, observe
-from services.convert import rules_from_pb, rules_to_pb, view_from_pb, view_to_pb
+from services.convert import reseat_view, rules_from_pb, rules_to_pb, view_from_pb, view_to_pb
 from tests.services.gateway.test_view_message import table_rules
 
 PLAYOUT = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -44,3 +44,28 @@ def test_rules_messages_are_made_once_and_never_shared_with_a_view() -> None:
     first.rules.target = 1  # a view's rules are its own copy
     assert second.rules == rules_to_pb(rules)
     assert rules_from_pb(second.rules) == rules
+
+
+@PLAYOUT
+@given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), pick=st.randoms())
+def test_a_message_reseated_for_another_seat_is_that_seats_own_message(
+    rules: Rules, seed: bytes, pick: random.Random
+) -> None:
+    match = Match(rules, seed)
+    reseated = 0
+    while match.phase != "match_over":
+        views = [observe(match, seat) for seat in range(rules.players)]
+        for a in range(rules.players):
+            for b in range(rules.players):
+                msg = view_to_pb(views[a])
+                if reseat_view(msg, views[a], views[b]):
+                    assert msg == view_to_pb(views[b])  # never a card of seat a's left over
+                    reseated += a != b
+                else:
+                    assert msg == view_to_pb(views[a])  # left as it was
+        if match.phase == "round_over":
+            match.next_round()
+            continue
+        legal = match.legal_moves()
+        match.apply(legal[pick.randrange(len(legal))])
+    assert reseated > 0  # mid-round, seats differ only in their own fields
