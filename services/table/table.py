@@ -76,6 +76,7 @@ class Table:
         self.last_change_ms = now
         self.alone_since_ms: int | None = now
         self._subs: dict[int, Subscriber] = {}
+        self._seat_of: dict[str, int] = {}  # tokens already matched to their seat's hash
         self._replies = Replies(config.store, meta.table_id, adopted)
 
     @classmethod
@@ -111,9 +112,13 @@ class Table:
 
     def seat_for(self, token: str, *, left_ok: bool = False) -> int:
         """The seat ``token`` holds; ``bad_token`` if none (or it left, unless ``left_ok``)."""
-        seat = seat_for([s.token_hash for s in self.meta.seats], token)
+        seat = self._seat_of.get(token)
         if seat is None:
-            raise ServiceError("bad_token", "that token holds no seat at this table")
+            seat = seat_for([s.token_hash for s in self.meta.seats], token)
+            if seat is None:
+                raise ServiceError("bad_token", "that token holds no seat at this table")
+            if len(self._seat_of) < len(self.meta.seats):  # only tokens that hold a seat
+                self._seat_of[token] = seat
         if self.state.left[seat] and not left_ok:
             raise ServiceError("bad_token", "that seat was left; a bot plays it now")
         return seat

@@ -71,6 +71,11 @@ async def _refused(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str]:
 DRAW = game_pb2.Move(act="draw", source="stock")
 
 
+def _near(token: str) -> str:
+    """A token one character off ``token`` (which the table has already matched)."""
+    return token[:-1] + ("0" if token[-1] != "0" else "1")
+
+
 async def test_refused_moves_get_their_code_and_leave_the_table_unchanged(stub: Stub) -> None:
     created = await create_table(stub, humans=2, bots=0)
     tid, tokens = created.table_id, list(created.tokens)
@@ -111,6 +116,7 @@ async def test_refused_moves_get_their_code_and_leave_the_table_unchanged(stub: 
         (tokens[mover], DRAW, "", (code.INVALID_ARGUMENT, "bad_request")),
         (tokens[mover], DRAW, "x" * 65, (code.INVALID_ARGUMENT, "bad_request")),
         ("0" * 32, DRAW, "m9", (code.UNAUTHENTICATED, "bad_token")),
+        (_near(tokens[mover]), DRAW, "m11", (code.UNAUTHENTICATED, "bad_token")),
         ("", DRAW, "m10", (code.UNAUTHENTICATED, "bad_token")),
     ]
     for token, move, move_id, expected in cases:
