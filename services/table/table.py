@@ -14,6 +14,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from math import inf
 from typing import Any, TypeVar
 
 from rackcore import Match, Move, RackError, Rules, observe, to_log
@@ -70,6 +71,9 @@ class Table:
         self.live = live  # False: a finished table read back from the store
         self.lock = asyncio.Lock()
         self.changed = asyncio.Event()  # set on every change; the driver waits on it
+        # While the driver waits: when it looks again by itself (unix ms; inf: only when
+        # woken). A change that brings nothing sooner need not wake it (``_push``).
+        self.planned_at: float | None = None
         self.closed: ServiceError | None = None
         self.seats_dirty = False  # a stream ended: the seats need a broadcast
         now = now_ms()
@@ -377,6 +381,19 @@ class Table:
                 self._connections_changed(now_ms())
                 self.seats_dirty = True
                 event(log, "subscriber_dropped", logging.WARNING, table=self.table_id, seat=seat)
+        self._wake_driver()
+
+    def _wake_driver(self) -> None:
+        """Wake the driver, unless it is waiting and its next step comes no sooner now: it
+        looks again at its planned time in any case (a move that resets the clock)."""
+        planned = self.planned_at
+        if planned is not None and not self.seats_dirty:
+            step = next_step(self.facts(), self.config.timing)
+            if step.action == "wait":
+                if planned == inf:
+                    return
+            elif step.action != "done" and step.at_ms >= planned:
+                return
         self.changed.set()
 
     async def _append(self, move: Move, reply: Reply | None) -> None:

@@ -14,6 +14,7 @@ from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.convert import move_to_pb, view_from_pb
+from services.table.clocks import now_ms
 from table.table_players import SeatPlayer, ServerFactory, create_table, error_code
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
@@ -76,6 +77,47 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
     human_turns = [v for v in seen if v.view.turn == 0 and v.seats[0].kind == "human"]
     assert human_turns and all(v.deadline_ms > 0 for v in human_turns if v.status == "playing")
     assert seen[-1].seats[0].kind == "cover"
+
+
+async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_deadline(
+    start_table_server: ServerFactory,
+) -> None:
+    server = await start_table_server(decision_ms=800, bot_delay_ms=50)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=2, bots=0)
+        tid = created.table_id
+        streams = [_views(stub, tid, token) for token in created.tokens]
+        table = server.tables.live[tid]
+        async with asyncio.timeout(20):
+            view = await _read(streams[0])
+            while not (view.seats[0].connected and view.seats[1].connected):
+                view = await _read(streams[0])
+            while table.planned_at is None:  # the driver waits for the mover's clock
+                await asyncio.sleep(0.01)
+            planned = table.planned_at
+            mover = view.view.turn
+            reply = await stub.SubmitMove(
+                table_pb2.SubmitMoveRequest(
+                    table_id=tid,
+                    token=created.tokens[mover],
+                    move=game_pb2.Move(act="draw", source="stock"),
+                    move_id="draw-1",
+                )
+            )
+            # The driver waits on for the cover it planned: the new clock is later.
+            assert reply.view.deadline_ms > planned
+            assert table.planned_at == planned and not table.changed.is_set()
+            # Nobody moves again: at the planned time it looks, sleeps on, and covers the
+            # seat at the new deadline, not before.
+            while True:
+                view = await _read(streams[0])
+                if view.last_move.by == "cover":
+                    break
+        for stream in streams:
+            stream.cancel()
+    assert view.last_move.seat == mover and view.version == 2
+    assert now_ms() >= reply.view.deadline_ms
 
 
 async def test_the_round_over_screen_waits_for_the_connected_human(
