@@ -10,6 +10,13 @@ a replica that stops ends it ``unavailable``. What goes is the loopback socket,
 HTTP/2 framing and gRPC's poller thread, two thread hand-overs a message: about
 half of a lone move's round trip under ``rackem up`` (docs/performance.md).
 
+Either side may also ``take_directly``: a message written with ``write_nowait`` is
+then handed to its reader in the writer's own call when nothing is queued before it,
+instead of waiting in a queue for the reader's task to be scheduled. A move then goes
+from the gateway through its table and back in one loop turn. Order is kept (a
+message never overtakes a queued one) and a hand-over never nests in another the
+same way; anything else queues as before.
+
 Only ``rackem up`` builds an ``InProcess`` and gives it to both services; every
 other deployment, and every test of the services, links over real gRPC channels.
 """
@@ -66,6 +73,12 @@ class Pipe(Generic[Up, Down]):
         self._read_one = asyncio.Event()
         self._ended: ServiceError | None = None
         self._on_end = on_end
+        # Who takes messages as they are written, when nothing is queued before them
+        # (``take_directly``), and whether a hand-over that way is under way.
+        self._to_handler: Callable[[Up], None] | None = None
+        self._to_caller: Callable[[Down], None] | None = None
+        self._handing_up = False
+        self._handing_down = False
         self._task = asyncio.ensure_future(self._serve(handler))
 
     # -- the caller's side (as a grpc.aio stream-stream call) -----------------------
@@ -79,10 +92,31 @@ class Pipe(Generic[Up, Down]):
     def write_nowait(self, message: Up) -> bool:
         """Send ``message`` up at once if the pipe has room and has not ended: True if sent.
         (A caller with nothing queued skips a task hand-over; ``write`` when False.)"""
-        if self._ended is not None or self._up.full():
+        if self._ended is not None:
+            return False
+        receiver = self._to_handler
+        if receiver is not None and not self._handing_up and self._up.empty():
+            self._handing_up = True
+            try:
+                receiver(_copy(message))
+            except Exception:
+                log.error("internal_error", extra={"fields": {"rpc": "in_process"}}, exc_info=True)
+                self._finish(ServiceError("internal", "internal error"))
+                self._task.cancel()
+            finally:
+                self._handing_up = False
+            return True
+        if self._up.full():
             return False
         self._up.put_nowait(_copy(message))
         return True
+
+    def take_directly(self, receiver: Callable[[Down], None]) -> None:
+        """Hand each message down to ``receiver`` as the handler writes it, whenever nothing
+        is queued before it and no hand-over is under way (else it queues for iteration,
+        as before). The receiver must not wait; the caller still iterates the stream for
+        the queued messages and its end."""
+        self._to_caller = receiver
 
     def __aiter__(self) -> AsyncIterator[Down]:
         return self._read()
@@ -136,7 +170,20 @@ class Pipe(Generic[Up, Down]):
         self._down.put_nowait(_copy(message))
 
     def _send_down_nowait(self, message: Down) -> bool:
-        if self._ended is not None or self._unread >= DEPTH:
+        if self._ended is not None:
+            return False
+        receiver = self._to_caller
+        if receiver is not None and not self._handing_down and self._down.empty():
+            self._handing_down = True
+            try:
+                receiver(_copy(message))
+            except Exception:  # the caller's reader broke: the caller is done, as it would be
+                log.error("internal_error", extra={"fields": {"rpc": "in_process"}}, exc_info=True)
+                self.cancel()
+            finally:
+                self._handing_down = False
+            return True
+        if self._unread >= DEPTH:
             return False
         self._unread += 1
         self._down.put_nowait(_copy(message))
@@ -146,6 +193,7 @@ class Pipe(Generic[Up, Down]):
         if self._ended is not None:
             return
         self._ended = error
+        self._to_handler = self._to_caller = None
         self._read_one.set()  # a handler waiting for room sees the end
         _drain(self._up)  # the handler is done with them
         self._up.put_nowait(_END)
@@ -172,6 +220,12 @@ class _HandlerSide(Generic[Up, Down]):
         """Send ``message`` down at once if the caller has room for it: True if sent.
         (A handler with nothing queued skips a task hand-over; ``write`` when False.)"""
         return self._pipe._send_down_nowait(message)
+
+    def take_directly(self, receiver: Callable[[Up], None]) -> None:
+        """Hand each message up to ``receiver`` as the caller writes it (``write_nowait``),
+        whenever nothing is queued before it and no hand-over is under way; the handler
+        still iterates its requests for the queued messages and their end."""
+        self._pipe._to_handler = receiver
 
 
 def _drain(queue: asyncio.Queue[object]) -> None:

@@ -127,6 +127,9 @@ class Link:
             call, "write_nowait", None
         )
         self.broken: ServiceError | None = None
+        take_directly = getattr(call, "take_directly", None)
+        if take_directly is not None:  # in process: answers and views as they are written
+            take_directly(self._take)
         self._writer = asyncio.create_task(self._write())
         self._reader = asyncio.create_task(self._read())
 
@@ -203,11 +206,14 @@ class Link:
         except Exception:  # the call is over (write after the stream ended)
             self._break(ServiceError("unavailable", "the table link closed"))
 
+    def _take(self, down: table_pb2.LinkDown) -> None:
+        for event in down.events:
+            self._dispatch(event)
+
     async def _read(self) -> None:
         try:
             async for down in self._call:
-                for event in down.events:
-                    self._dispatch(event)
+                self._take(down)
             error = ServiceError("unavailable", "the table link closed")
         except asyncio.CancelledError:
             raise

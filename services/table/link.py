@@ -88,6 +88,9 @@ class LinkServer:
     ) -> None:
         """Serve the link until the gateway closes it; raises ``unavailable`` if it overflows."""
         self._write_now = getattr(context, "write_nowait", None)  # an in-process pipe
+        take_directly = getattr(context, "take_directly", None)
+        if take_directly is not None:  # in process: calls as they are written
+            take_directly(self._take)
         reader = asyncio.create_task(self._read(requests))
         writer = asyncio.create_task(self._write(context))
         overflow = asyncio.create_task(self._overflowed.wait())
@@ -141,11 +144,14 @@ class LinkServer:
         failure = table_pb2.LinkFailure(code=err.code, message=err.message, owner=err.owner or "")
         self._emit(table_pb2.LinkEvent(id=call_id, failed=failure))
 
+    def _take(self, up: table_pb2.LinkUp) -> None:
+        for call in up.calls:
+            self._dispatch(call)
+
     async def _read(self, requests: AsyncIterator[table_pb2.LinkUp]) -> None:
         try:
             async for up in requests:
-                for call in up.calls:
-                    self._dispatch(call)
+                self._take(up)
         finally:
             self._reading = False
             self._wake.set()

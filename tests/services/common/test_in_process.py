@@ -190,3 +190,124 @@ async def test_the_handler_writes_at_once_while_the_caller_has_room_and_never_af
     assert seen == [*range(DEPTH), DEPTH + 3]  # in order, the refused ones never sent
     stream.cancel()
     assert out_side[0].write_nowait(_down(99)) is False  # type: ignore[attr-defined]
+
+
+async def test_messages_taken_directly_go_both_ways_within_the_writers_call() -> None:
+    """A call written with ``write_nowait`` is answered before ``write_nowait`` returns."""
+    seen_up: list[int] = []
+
+    async def answers(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        def take(up: Up) -> None:
+            for call in up.calls:
+                seen_up.append(call.id)
+                assert out.write_nowait(_down(call.id))  # type: ignore[attr-defined]
+
+        out.take_directly(take)  # type: ignore[attr-defined]
+        async for up in requests:  # what was queued, and the end
+            take(up)
+
+    links = TableLinks()
+    links.serve(ADDR, answers)
+    stream = links.open(ADDR)
+    assert stream is not None
+    answered: list[int] = []
+    stream.take_directly(lambda down: answered.extend(e.moved for e in down.events))
+    await asyncio.sleep(0)  # the handler starts and takes its messages directly
+    for n in range(1, 4):
+        sent = Up(calls=[table_pb2.LinkCall(id=n)])
+        assert stream.write_nowait(sent)
+        assert answered == list(range(1, n + 1))  # answered within the call
+        sent.calls[0].id = 99  # the handler got its own copy
+    assert seen_up == [1, 2, 3]
+    stream.cancel()
+
+
+async def test_a_direct_hand_over_never_overtakes_a_queued_message_or_nests() -> None:
+    got: list[int] = []
+    release = asyncio.Event()
+
+    async def records(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        def take(up: Up) -> None:
+            got.extend(call.id for call in up.calls)
+            if up.calls[0].id == 10:  # a hand-over under way: this one must queue
+                assert stream is not None and stream.write_nowait(
+                    Up(calls=[table_pb2.LinkCall(id=11)])
+                )
+                got.append(-1)  # ...and not be taken inside this one
+
+        out.take_directly(take)  # type: ignore[attr-defined]
+        await release.wait()
+        async for up in requests:
+            take(up)
+
+    links = TableLinks()
+    links.serve(ADDR, records)
+    stream = links.open(ADDR)
+    assert stream is not None
+    assert stream.write_nowait(Up(calls=[table_pb2.LinkCall(id=1)]))  # before take_directly
+    await asyncio.sleep(0)
+    assert got == []  # queued: the handler has not read yet
+    assert stream.write_nowait(Up(calls=[table_pb2.LinkCall(id=2)]))
+    assert got == []  # queued behind 1, not handed over ahead of it
+    release.set()
+    async with asyncio.timeout(5):
+        while len(got) < 2:
+            await asyncio.sleep(0)
+    assert got == [1, 2]
+    assert stream.write_nowait(Up(calls=[table_pb2.LinkCall(id=10)]))  # nothing queued now
+    assert got == [1, 2, 10, -1]
+    async with asyncio.timeout(5):
+        while len(got) < 5:
+            await asyncio.sleep(0)
+    assert got == [1, 2, 10, -1, 11]
+    stream.cancel()
+
+
+async def test_a_direct_receiver_that_raises_ends_the_stream() -> None:
+    async def breaks(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        def take(up: Up) -> None:
+            raise ValueError("the handler broke")
+
+        out.take_directly(take)  # type: ignore[attr-defined]
+        async for _ in requests:
+            pass
+
+    links = TableLinks()
+    links.serve(ADDR, breaks)
+    stream = links.open(ADDR)
+    assert stream is not None
+    await asyncio.sleep(0)
+    assert stream.write_nowait(Up(calls=[table_pb2.LinkCall(id=1)]))
+    with pytest.raises(ServiceError) as ended:
+        await _read_one(aiter(stream))
+    assert ended.value.code == "internal"
+    assert stream.write_nowait(Up()) is False
+    assert links.streams(ADDR) == 0
+
+
+async def test_a_callers_direct_receiver_that_raises_cancels_the_stream() -> None:
+    handler_done = asyncio.Event()
+
+    async def answers(requests: AsyncIterator[Up], out: Writer[Down]) -> None:
+        try:
+            async for up in requests:
+                out.write_nowait(_down(up.calls[0].id))  # type: ignore[attr-defined]
+        finally:
+            handler_done.set()
+
+    links = TableLinks()
+    links.serve(ADDR, answers)
+    stream = links.open(ADDR)
+    assert stream is not None
+
+    def broken(down: Down) -> None:
+        raise ValueError("the caller's reader broke")
+
+    stream.take_directly(broken)
+    await stream.write(Up(calls=[table_pb2.LinkCall(id=1)]))
+    async with asyncio.timeout(5):
+        await handler_done.wait()  # the handler is let go, as a cancelled call's would be
+    with pytest.raises(ServiceError) as ended:
+        await _read_one(aiter(stream))
+    assert ended.value.code == "unavailable"
+    assert links.streams(ADDR) == 0
