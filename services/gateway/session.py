@@ -19,6 +19,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
+from services.common import eager
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.gateway import messages
@@ -59,6 +60,10 @@ class Session:
         self._closing: int | None = None
         self._hard = False
         self._sender: asyncio.Task[None] | None = None
+        # A message is written at once, in the pusher's own call, while the send loop
+        # waits with nothing queued; one whose write had to wait is ``_in_flight``.
+        self._sender_idle = False
+        self._in_flight: asyncio.Future[None] | None = None
         self._follow: asyncio.Task[None] | None = None
         self._done = asyncio.Event()
 
@@ -72,7 +77,9 @@ class Session:
         try:
             await asyncio.wait({self._sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            tasks = [t for t in (receiver, self._sender, self._follow) if t is not None]
+            tasks = [
+                t for t in (receiver, self._sender, self._follow, self._in_flight) if t is not None
+            ]
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -90,8 +97,12 @@ class Session:
         """Queue one message for the client; a full queue drops the client (it can resume)."""
         if self._closing is not None:
             return
+        text = encode(message)
+        if self._sender_idle and self._in_flight is None and self._outbox.empty():
+            self._send_now(text)
+            return
         try:
-            self._outbox.put_nowait(encode(message))
+            self._outbox.put_nowait(text)
         except asyncio.QueueFull:
             self.hub.metrics.dropped.labels("slow").inc()
             event(log, "dropped_slow_client")
@@ -119,9 +130,30 @@ class Session:
         if self._sender is not None:
             self._sender.cancel()
 
+    def _send_now(self, text: str) -> None:
+        """Write ``text`` now, without the send loop's turn; if the socket makes the write
+        wait (flow control), what comes next queues behind it."""
+        sending = eager.start(self.ws.send_text(text))
+        if not sending.done():
+            self._in_flight = sending
+            sending.add_done_callback(self._sent)
+        else:
+            self._sent(sending)
+
+    def _sent(self, sending: asyncio.Future[None]) -> None:
+        if self._in_flight is sending:
+            self._in_flight = None
+        failed = sending.cancelled() or sending.exception() is not None  # the client is gone
+        if failed and self._sender is not None:
+            self._sender.cancel()  # the connection ends, as when the send loop fails
+
     async def _send_loop(self) -> None:
         while True:
+            self._sender_idle = True
             item = await self._outbox.get()
+            self._sender_idle = False
+            if self._in_flight is not None:  # a write made at once is still under way
+                await asyncio.wait([self._in_flight])
             if isinstance(item, int):
                 await self.ws.close(item)
                 return

@@ -211,3 +211,29 @@ async def metrics(gateway: Running) -> str:
         response = await http.get(http_url(gateway, "/metrics"))
         assert response.status_code == 200
         return response.text
+
+
+async def test_messages_written_at_once_and_queued_behind_a_full_socket_keep_their_order(
+    start_gateway: StartGateway,
+) -> None:
+    """A client that reads nothing for a while: the first answers are written at once, then
+    the socket fills, a write waits and the rest queue behind it; all come, in order."""
+    gateway = await start_gateway(
+        msg_rate=1e6, msg_burst=10**6, outbound_queue=100_000, socket_sndbuf=4096
+    )
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", gateway.port))
+    ws = await connect(ws_url(gateway), sock=sock, proxy=None, max_queue=1, compression=None)
+    try:
+        await ws.send('{"type": "hello", "version": 1}')
+        welcome = json.loads(await ws.recv())
+        assert welcome["type"] == "welcome"
+        count = 3_000  # ~100 KB of answers: far more than both socket buffers hold
+        for n in range(count):
+            await ws.send(json.dumps({"type": "ping", "t": n}))
+        async with asyncio.timeout(30):
+            seen = [json.loads(await ws.recv())["t"] for _ in range(count)]
+        assert seen == list(range(count))
+    finally:
+        await ws.close()
