@@ -12,13 +12,18 @@ from services.convert import reseat_view, rules_from_pb, rules_to_pb, view_from_
 from tests.services.gateway.test_view_message import table_rules
 
 PLAYOUT = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A playout's choices come from one drawn seed, not a draw per move: a whole match's
+# worth of draws overran Hypothesis's data now and then, which failed the
+# ``data_too_large`` health check at random.
+PICKS = st.integers(0, 2**32 - 1)
 
 
 @PLAYOUT
-@given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), pick=st.randoms())
+@given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), picks=PICKS)
 def test_every_seats_view_comes_back_from_its_message_unchanged(
-    rules: Rules, seed: bytes, pick: random.Random
+    rules: Rules, seed: bytes, picks: int
 ) -> None:
+    pick = random.Random(picks)
     match = Match(rules, seed)
     seen = 0
     while True:
@@ -47,10 +52,11 @@ def test_rules_messages_are_made_once_and_never_shared_with_a_view() -> None:
 
 
 @PLAYOUT
-@given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), pick=st.randoms())
+@given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), picks=PICKS)
 def test_a_message_reseated_for_another_seat_is_that_seats_own_message(
-    rules: Rules, seed: bytes, pick: random.Random
+    rules: Rules, seed: bytes, picks: int
 ) -> None:
+    pick = random.Random(picks)
     match = Match(rules, seed)
     reseated = 0
     while match.phase != "match_over":
