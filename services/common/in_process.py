@@ -74,11 +74,9 @@ class Pipe(Generic[Up, Down]):
         self._ended: ServiceError | None = None
         self._on_end = on_end
         # Who takes messages as they are written, when nothing is queued before them
-        # (``take_directly``), and whether a hand-over that way is under way.
-        self._to_handler: Callable[[Up], None] | None = None
-        self._to_caller: Callable[[Down], None] | None = None
-        self._handing_up = False
-        self._handing_down = False
+        # (``take_directly``), each way.
+        self._to_handler: _Direct[Up] = _Direct()
+        self._to_caller: _Direct[Down] = _Direct()
         self._task = asyncio.ensure_future(self._serve(handler))
 
     # -- the caller's side (as a grpc.aio stream-stream call) -----------------------
@@ -94,17 +92,8 @@ class Pipe(Generic[Up, Down]):
         (A caller with nothing queued skips a task hand-over; ``write`` when False.)"""
         if self._ended is not None:
             return False
-        receiver = self._to_handler
-        if receiver is not None and not self._handing_up and self._up.empty():
-            self._handing_up = True
-            try:
-                receiver(_copy(message))
-            except Exception:
-                log.error("internal_error", extra={"fields": {"rpc": "in_process"}}, exc_info=True)
-                self._finish(ServiceError("internal", "internal error"))
-                self._task.cancel()
-            finally:
-                self._handing_up = False
+        if self._to_handler.ready() and self._up.empty():
+            self._to_handler.hand(_copy(message), self._handler_broke)
             return True
         if self._up.full():
             return False
@@ -116,7 +105,7 @@ class Pipe(Generic[Up, Down]):
         is queued before it and no hand-over is under way (else it queues for iteration,
         as before). The receiver must not wait; the caller still iterates the stream for
         the queued messages and its end."""
-        self._to_caller = receiver
+        self._to_caller.receiver = receiver
 
     def __aiter__(self) -> AsyncIterator[Down]:
         return self._read()
@@ -172,16 +161,8 @@ class Pipe(Generic[Up, Down]):
     def _send_down_nowait(self, message: Down) -> bool:
         if self._ended is not None:
             return False
-        receiver = self._to_caller
-        if receiver is not None and not self._handing_down and self._down.empty():
-            self._handing_down = True
-            try:
-                receiver(_copy(message))
-            except Exception:  # the caller's reader broke: the caller is done, as it would be
-                log.error("internal_error", extra={"fields": {"rpc": "in_process"}}, exc_info=True)
-                self.cancel()
-            finally:
-                self._handing_down = False
+        if self._to_caller.ready() and self._down.empty():
+            self._to_caller.hand(_copy(message), self.cancel)  # a broken reader: caller done
             return True
         if self._unread >= DEPTH:
             return False
@@ -189,11 +170,15 @@ class Pipe(Generic[Up, Down]):
         self._down.put_nowait(_copy(message))
         return True
 
+    def _handler_broke(self) -> None:
+        self._finish(ServiceError("internal", "internal error"))
+        self._task.cancel()
+
     def _finish(self, error: ServiceError) -> None:
         if self._ended is not None:
             return
         self._ended = error
-        self._to_handler = self._to_caller = None
+        self._to_handler.receiver = self._to_caller.receiver = None
         self._read_one.set()  # a handler waiting for room sees the end
         _drain(self._up)  # the handler is done with them
         self._up.put_nowait(_END)
@@ -225,7 +210,33 @@ class _HandlerSide(Generic[Up, Down]):
         """Hand each message up to ``receiver`` as the caller writes it (``write_nowait``),
         whenever nothing is queued before it and no hand-over is under way; the handler
         still iterates its requests for the queued messages and their end."""
-        self._pipe._to_handler = receiver
+        self._pipe._to_handler.receiver = receiver
+
+
+class _Direct(Generic[T]):
+    """One way of a pipe taken directly: its receiver, and whether a hand-over is under way
+    (one never starts inside another: it queues instead, so order holds)."""
+
+    __slots__ = ("busy", "receiver")
+
+    def __init__(self) -> None:
+        self.receiver: Callable[[T], None] | None = None
+        self.busy = False
+
+    def ready(self) -> bool:
+        return self.receiver is not None and not self.busy
+
+    def hand(self, message: T, broke: Callable[[], object]) -> None:
+        """Give ``message`` to the receiver now; if it raises, log it and call ``broke``."""
+        assert self.receiver is not None
+        self.busy = True
+        try:
+            self.receiver(message)
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "in_process"}}, exc_info=True)
+            broke()
+        finally:
+            self.busy = False
 
 
 def _drain(queue: asyncio.Queue[object]) -> None:
