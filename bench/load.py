@@ -26,13 +26,18 @@ and each continue a client thinks for a random time with mean ``--pace`` seconds
 (exponential; 0: none), then chooses with ``rackcore.bots`` (or at random:
 ``--chooser``).
 Move latency is client send → ``moved`` received. Clients connect and sit down spread
-over ``--ramp`` seconds; figures count only the ``--duration`` seconds after the ramp.
+over ``--ramp`` seconds. The measured window of ``--duration`` seconds opens once every
+client is playing: after the ramp, as soon as the last one is seated (a client turned
+away by admission control while the server is busy backs off and tries again), or
+``--settle`` seconds after the ramp with whoever is seated by then. The figures count only
+the window; the moves made before it (while clients were still joining) are summed up
+apart.
 Clients run in ``--procs`` worker processes, each one asyncio loop; the worker CPU and
 event-loop lag are printed, so a client-side bottleneck shows. For the servers it
 prints CPU (per move, per client joining, per process), the time their threads were
 runnable but waited for a CPU (the rest of the machine holding them back), and RSS.
 
-Loopback only; bounded in count (``--clients``) and time (ramp + duration, then every
+Loopback only; bounded in count (``--clients``) and time (ramp + settle + duration, then every
 connection is closed and the subprocesses are stopped). Prints figures and asserts
 nothing. Client and server share the machine: compare ratios within one run.
 """
@@ -49,7 +54,7 @@ import urllib.request
 from dataclasses import dataclass, replace
 from typing import Any
 
-from load_clients import Plan, Tally, raise_fd_limit, shares, worker
+from load_clients import Plan, Shared, Tally, raise_fd_limit, share_with, shares, worker
 from load_servers import (
     Processes,
     Sample,
@@ -92,6 +97,8 @@ class Samples:
     start: Sample  # the window opens
     end: Sample  # the window closes
     gateway_move_ms: float | None  # mean gateway → table SubmitMove in the window
+    opened_after: float  # seconds from the first connection to the window's opening
+    seated: int  # clients seated (playing, or connected to the echo) when the window opened
 
 
 def run_phase(
@@ -100,18 +107,24 @@ def run_phase(
     """Run the plan's clients; sample the servers (and profile them, given a prefix)."""
     begin = servers.sample()
     parts = shares(plan, procs)
-    with multiprocessing.get_context("spawn").Pool(len(parts)) as pool:
+    context = multiprocessing.get_context("spawn")
+    shared = Shared.make(context)
+    with context.Pool(len(parts), share_with, (shared,)) as pool:
         pending = pool.starmap_async(worker, [(plan, part) for part in parts])
-        while time.time() < plan.start:
+        while time.time() < plan.earliest or (
+            shared.seated.value < plan.clients and time.time() < plan.latest
+        ):
             time.sleep(0.05)
         start = servers.sample()
+        seated, opens = shared.seated.value, time.time()
+        shared.opens.value = opens
         spies = record_profiles(servers.pids, plan.duration, profile) if profile else []
         before = _gateway_metrics(plan.url) if scrape else {}
-        while time.time() < plan.end:
+        while time.time() < opens + plan.duration:
             time.sleep(0.05)
         end = servers.sample()
         after = _gateway_metrics(plan.url) if scrape else {}
-        results = pending.get(timeout=plan.duration + plan.ramp + 120)
+        results = pending.get(timeout=120)
     for spy in spies:  # each stops by itself after the window, then writes its file
         try:
             spy.wait(30)
@@ -123,7 +136,7 @@ def run_phase(
     tally = Tally()
     for result in results:
         tally.merge(result)
-    return tally, Samples(begin, start, end, gateway_ms)
+    return tally, Samples(begin, start, end, gateway_ms, opens - plan.t0, seated)
 
 
 # -- figures ------------------------------------------------------------------------------------
@@ -149,12 +162,19 @@ def summary(plan: Plan, procs: int, tally: Tally, samples: Samples) -> dict[str,
         "ramp_s": plan.ramp,
         "duration_s": plan.duration,
         "procs": procs,
+        "window_opened_after_s": round(samples.opened_after, 1),
+        "seated_at_start": samples.seated,
         "connected_at_start": tally.at_start,
         "round_trips" if plan.mode == "echo" else "moves": len(lat),
         "per_second": round(len(lat) / plan.duration, 1),
         "p50_ms": _ms(_quantile(lat, 0.5)),
         "p99_ms": _ms(_quantile(lat, 0.99)),
         "max_ms": _ms(max(lat) if lat else None),
+        "before_window": {
+            "count": len(tally.before),
+            "p50_ms": _ms(_quantile(tally.before, 0.5)),
+            "p99_ms": _ms(_quantile(tally.before, 0.99)),
+        },
         "errors": dict(tally.errors),
         "client_cpu_cores": round(tally.cpu / plan.duration, 2),
         "client_loop_lag_p99_ms": _ms(_quantile(tally.lag, 0.99)),
@@ -208,6 +228,10 @@ def _text(title: str, s: dict[str, Any]) -> str:
         f"  {s.get('moves', s.get('round_trips'))} {unit}, {s['per_second']}/s  "
         f"p50 {s['p50_ms']} ms  p99 {s['p99_ms']} ms  max {s['max_ms']} ms"
         f"  ({s['connected_at_start']} connected when the window opened)",
+        f"  the window opened {s['window_opened_after_s']} s after the first connection, "
+        f"{s['seated_at_start']} of {s['clients']} clients seated; before it: "
+        f"{s['before_window']['count']} {unit}, p50 {s['before_window']['p50_ms']} ms  "
+        f"p99 {s['before_window']['p99_ms']} ms",
     ]
     if "paired_echo" in s:
         e = s["paired_echo"]
@@ -300,6 +324,12 @@ def _arguments() -> argparse.Namespace:
         help="seconds over which clients connect and sit down (default clients/25, at least 2;"
         " the echo phase: clients/50)",
     )
+    add(
+        "--settle",
+        type=float,
+        default=120.0,
+        help="after the ramp, wait at most this long for every client to be seated (default 120)",
+    )
     add("--stack", choices=("up", "processes"), default="up", help="what to start (default up)")
     add("--tables", type=int, default=1, help="table replicas with --stack processes")
     add("--url", help="an existing gateway instead (give it GAMES_PER_IP=0)")
@@ -383,6 +413,7 @@ def main() -> None:
                 t0=time.time() + 3.0,
                 ramp=max(2.0, args.clients / 50),
                 duration=args.echo_duration,
+                settle=args.settle,
             )
             same_load = run_phase(plan, procs, echo_proc, False)
             report["echo_same_load"] = summary(plan, procs, *same_load)
@@ -397,6 +428,7 @@ def main() -> None:
             ramp=ramp,
             duration=args.duration,
             paired_echo=echo_url if paired else "",
+            settle=args.settle,
         )
         measured = run_phase(plan, procs, Processes(pids), True, args.profile or "")
         report["stack"] = summary(plan, procs, *measured)

@@ -4,27 +4,34 @@ A worker runs its share of the clients in one asyncio loop. Each ``Player`` is o
 ``rackem.client.Client`` that plays table after table (or, in echo mode, sends frames to
 the echo server) and counts what happens inside the measured window into a ``Tally``,
 which goes back to ``bench/load.py`` through ``multiprocessing``.
+
+The window opens once every client is playing (or ``settle`` seconds after the ramp, if
+some never get a seat): ``bench/load.py`` watches the count of seated clients the workers
+share with it, and writes the opening time back for them to read (``Shared``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import resource
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
 from rackem.client import FINAL, Client, ConnectionLost, ServerError, choose_move
 from services.common import loop
 
-__all__ = ["Plan", "Tally", "raise_fd_limit", "shares", "worker"]
+__all__ = ["Plan", "Shared", "Tally", "Window", "raise_fd_limit", "share_with", "shares", "worker"]
 
 MOVE_TIMEOUT_S = 30.0
 VIEW_TIMEOUT_S = 120.0  # a human's turn comes back within clocks + bot delays
 LAG_TICK_S = 0.05
+WINDOW_POLL_S = 0.02
 BUSY_CLOSE = 1013  # the gateway turned a newcomer away: back off
 BACKOFF_MAX_S = 30.0
 ECHO_FRAME = {"type": "move", "move": {"act": "draw", "from": "stock"}, "version": 7}
@@ -48,19 +55,71 @@ class Plan:
     level: str  # the bots at the table
     chooser: str  # how the clients choose their moves: a rackcore.bots level or random
     t0: float  # wall clock (time.time) of the first connection
-    ramp: float
-    duration: float
+    ramp: float  # the clients connect one after another over this many seconds
+    duration: float  # of the measured window
     seed: int
     paired_echo: str = ""  # game mode: an echo URL to time one round trip before each move
+    settle: float = 0.0  # after the ramp, wait at most this long for every client's seat
 
     @property
-    def start(self) -> float:
-        """When the measured window opens: every client has had its turn to connect."""
+    def earliest(self) -> float:
+        """The window opens no sooner: every client has had its turn to connect."""
         return self.t0 + self.ramp
 
     @property
-    def end(self) -> float:
-        return self.start + self.duration
+    def latest(self) -> float:
+        """The window opens no later, whether or not every client is seated."""
+        return self.earliest + self.settle
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """What the workers and ``bench/load.py`` share: clients seated, when the window opens."""
+
+    seated: Synchronized[int]
+    opens: Synchronized[float]  # wall clock; 0 until it is decided
+
+    @classmethod
+    def make(cls, context: Any) -> Shared:
+        return cls(context.Value("i", 0), context.Value("d", 0.0))
+
+
+class Window:
+    """A worker's view of the measured window: unknown (never over) until it opens."""
+
+    def __init__(self, plan: Plan, shared: Shared | None):
+        self.plan = plan
+        self.shared = shared
+        self.start = math.inf
+        self.end = math.inf
+        self.opened = asyncio.Event()
+        if shared is None:  # not shared: open as soon as the ramp is over
+            self.open(plan.earliest)
+
+    def open(self, at: float) -> None:
+        self.start, self.end = at, at + self.plan.duration
+        self.opened.set()
+
+    def holds(self, t: float | None = None) -> bool:
+        now = time.time() if t is None else t
+        return self.start <= now < self.end
+
+    def over(self) -> bool:
+        return time.time() >= self.end
+
+    def seated(self) -> None:
+        """One more client is playing."""
+        if self.shared is not None:
+            with self.shared.seated.get_lock():
+                self.shared.seated.value += 1
+
+    async def watch(self) -> None:
+        """Wait for ``bench/load.py`` to open the window."""
+        while self.shared is not None and not self.opened.is_set():
+            if self.shared.opens.value:
+                self.open(self.shared.opens.value)
+            else:
+                await asyncio.sleep(WINDOW_POLL_S)
 
 
 @dataclass(slots=True)
@@ -71,12 +130,14 @@ class Tally:
     games: int = 0
     connected: int = 0  # open connections now
     at_start: int = 0  # open connections when the window opened
+    before: list[float] = field(default_factory=list)  # seconds, moves sent before the window
     errors: Counter[str] = field(default_factory=Counter)
     lag: list[float] = field(default_factory=list)
     cpu: float = 0.0  # this worker's CPU seconds in the window
 
     def merge(self, other: Tally) -> None:
         self.latencies += other.latencies
+        self.before += other.before
         self.paired += other.paired
         self.views += other.views
         self.games += other.games
@@ -85,11 +146,6 @@ class Tally:
         self.errors.update(other.errors)
         self.lag += other.lag
         self.cpu += other.cpu
-
-
-def _in_window(plan: Plan, t: float | None = None) -> bool:
-    now = time.time() if t is None else t
-    return plan.start <= now < plan.end
 
 
 async def _sleep_until(t: float) -> None:
@@ -108,8 +164,17 @@ def _with_id(wanted: str) -> Callable[[dict[str, Any]], bool]:
 class Player:
     """One protocol client of the plan; ``group`` shares room codes between a table's humans."""
 
-    def __init__(self, plan: Plan, index: int, tally: Tally, group: list[asyncio.Queue[str]]):
+    def __init__(
+        self,
+        plan: Plan,
+        window: Window,
+        index: int,
+        tally: Tally,
+        group: list[asyncio.Queue[str]],
+    ):
         self.plan = plan
+        self.window = window
+        self.seated = False  # counted as playing (once)
         self.index = index
         self.tally = tally
         self.group = group  # one code queue per joiner of this client's table
@@ -125,11 +190,13 @@ class Player:
         plan = self.plan
         await _sleep_until(plan.t0 + plan.ramp * self.index / max(1, plan.clients))
         refusals = 0  # in a row: turned away while the server is busy, backing off
-        while time.time() < plan.end:
+        while not self.window.over():
             client = Client(plan.url, client="rackem-load/1")
             try:
                 await client.connect(hello=plan.mode == "game")
                 self.tally.connected += 1
+                if plan.mode == "echo":
+                    self._seated()
                 try:
                     if plan.mode == "echo":
                         await self.echo(client)
@@ -158,13 +225,23 @@ class Player:
         delay = min(BACKOFF_MAX_S, 2.0 ** max(refusals - 1, 0))
         await asyncio.sleep(delay * self.rnd.uniform(0.5, 1.0) if refusals else 1.0)
 
+    def _seated(self) -> None:
+        if not self.seated:
+            self.seated = True
+            self.window.seated()
+
+    def _count(self, took: float, sent_at: float) -> None:
+        if self.window.holds(sent_at):
+            self.tally.latencies.append(took)
+        elif sent_at < self.window.start:
+            self.tally.before.append(took)
+
     async def echo(self, client: Client) -> None:
-        while time.time() < self.plan.end:
+        while not self.window.over():
             await self.think()
             sent_at = time.time()
             took = await self.round_trip(client)
-            if _in_window(self.plan, sent_at):
-                self.tally.latencies.append(took)
+            self._count(took, sent_at)
 
     async def round_trip(self, echo: Client) -> float:
         """One frame to the echo server and back (through the same client code as a move)."""
@@ -180,7 +257,7 @@ class Player:
             self.echo_client = Client(self.plan.paired_echo)
             await self.echo_client.connect(hello=False)
         try:
-            while time.time() < self.plan.end:
+            while not self.window.over():
                 await self.game(client)
         finally:
             if self.echo_client is not None:
@@ -203,7 +280,7 @@ class Player:
                 await self._start_when_seated(client)
         else:
             code_queue = self.group[member - 1]
-            code = await asyncio.wait_for(code_queue.get(), max(1.0, plan.end - time.time()))
+            code = await asyncio.wait_for(code_queue.get(), VIEW_TIMEOUT_S)
             await client.join(code, self.name)
         await self.play(client, seen)
 
@@ -222,14 +299,15 @@ class Player:
         continued = -1
         while True:
             view = await client.next_view(seen, timeout=VIEW_TIMEOUT_S)
-            if _in_window(plan):
+            self._seated()
+            if self.window.holds():
                 self.tally.views += client.views_seen - seen
             seen = client.views_seen
             if view["status"] in FINAL:
-                if _in_window(plan):
+                if self.window.holds():
                     self.tally.games += 1
                 return
-            if time.time() >= plan.end:
+            if self.window.over():
                 return
             state = view["view"]
             if view["status"] == "round_over":
@@ -249,7 +327,7 @@ class Player:
                 move = choose_move(view, level=plan.chooser, seed=self.index)
             if self.echo_client is not None:
                 took = await self.round_trip(self.echo_client)
-                if _in_window(plan):
+                if self.window.holds():
                     self.tally.paired.append(took)
             await self.submit(client, move, view["version"])
 
@@ -271,8 +349,7 @@ class Player:
                 if err.code in _SKIPPED:
                     return
                 raise
-        if _in_window(self.plan, sent_at):
-            self.tally.latencies.append(time.perf_counter() - sent)
+        self._count(time.perf_counter() - sent, sent_at)
 
 
 # -- a worker process -----------------------------------------------------------------------
@@ -284,35 +361,38 @@ def raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-async def _lag_monitor(plan: Plan, tally: Tally) -> None:
+async def _lag_monitor(window: Window, tally: Tally) -> None:
     """How late the loop wakes a sleeper: the clients' own delay, part of every latency."""
-    while time.time() < plan.end:
+    while not window.over():
         before = time.perf_counter()
         await asyncio.sleep(LAG_TICK_S)
-        if _in_window(plan):
+        if window.holds():
             tally.lag.append(time.perf_counter() - before - LAG_TICK_S)
 
 
-async def _cpu_in_window(plan: Plan, tally: Tally) -> None:
-    await _sleep_until(plan.start)
+async def _cpu_in_window(window: Window, tally: Tally) -> None:
+    await window.opened.wait()
+    await _sleep_until(window.start)
     tally.at_start = tally.connected
     before = time.process_time()
-    await _sleep_until(plan.end)
+    await _sleep_until(window.end)
     tally.cpu = time.process_time() - before
 
 
 async def _run_clients(plan: Plan, indices: list[int]) -> Tally:
     tally = Tally()
+    window = Window(plan, _shared)
     queues: dict[int, list[asyncio.Queue[str]]] = {}
     players = []
     for i in indices:
         host = i - i % plan.humans
         group = queues.setdefault(host, [asyncio.Queue() for _ in range(plan.humans - 1)])
-        players.append(Player(plan, i, tally, group))
+        players.append(Player(plan, window, i, tally, group))
     tasks = [asyncio.create_task(p.run()) for p in players]
     monitors = [
-        asyncio.create_task(_lag_monitor(plan, tally)),
-        asyncio.create_task(_cpu_in_window(plan, tally)),
+        asyncio.create_task(window.watch()),
+        asyncio.create_task(_lag_monitor(window, tally)),
+        asyncio.create_task(_cpu_in_window(window, tally)),
     ]
     await asyncio.gather(*monitors)
     # The window is over: stop every client and close its connection (bounded).
@@ -320,6 +400,15 @@ async def _run_clients(plan: Plan, indices: list[int]) -> Tally:
         task.cancel()
     await asyncio.wait(tasks, timeout=30.0)
     return tally
+
+
+_shared: Shared | None = None  # a worker's, from share_with
+
+
+def share_with(shared: Shared) -> None:
+    """The workers' pool initializer: shared values cross only at a process's start."""
+    global _shared
+    _shared = shared
 
 
 def worker(plan: Plan, indices: list[int]) -> Tally:
