@@ -17,7 +17,7 @@ from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
 from services.bot.settings import BotSettings
 from services.common import logs, loop
 from services.common.errors import ServiceError, abort
-from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
+from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
 from services.common.settings import from_env
 from services.convert import move_to_pb, view_from_pb
 
@@ -87,7 +87,7 @@ class Running:
 
 async def create_server(settings: BotSettings) -> Running:
     """Build, bind and start the bot server (``settings.port`` 0 picks a free port)."""
-    server = grpc.aio.server()
+    server = new_server()
     bot_pb2_grpc.add_BotServicer_to_server(BotServicer(), server)
     servicer = add_health(server, [SERVICE_NAME])
     port = bind(server, settings.host, settings.port)

@@ -13,9 +13,23 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.logs import event
 
-__all__ = ["add_health", "bind", "run_until_signal", "set_serving", "wait_for_signal"]
+__all__ = [
+    "add_health",
+    "bind",
+    "new_server",
+    "run_until_signal",
+    "set_serving",
+    "wait_for_signal",
+]
 
 log = logging.getLogger("rackem.grpc")
+
+
+def new_server() -> grpc.aio.Server:
+    """An aio server that owns its port alone. gRPC sets SO_REUSEPORT by default: a second
+    server on a port already in use would then start and silently take a share of its
+    connections (a replica on the wrong port, a test's server on a port still held)."""
+    return grpc.aio.server(options=[("grpc.so_reuseport", 0)])
 
 
 def add_health(server: grpc.aio.Server, services: Iterable[str]) -> health_aio.HealthServicer:
@@ -36,7 +50,10 @@ async def set_serving(
 
 def bind(server: grpc.aio.Server, host: str, port: int) -> int:
     """Bind ``host:port`` (port 0 picks a free one) and return the port bound."""
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError as exc:  # gRPC's "Failed to bind": in use, or not an address of ours
+        raise OSError(f"cannot bind {host}:{port}") from exc
     if bound == 0:
         raise OSError(f"cannot bind {host}:{port}")
     return bound

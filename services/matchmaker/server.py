@@ -22,7 +22,7 @@ from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common import logs, loop
 from services.common.errors import ServiceError, abort
-from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
+from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
 from services.common.logs import event
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
@@ -237,7 +237,7 @@ async def create_server(
         clock=_wall_ms,
         watch_poll_s=settings.watch_poll_ms / 1000,
     )
-    server = grpc.aio.server()
+    server = new_server()
     matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(matchmaker), server)
     health_servicer = add_health(server, [SERVICE_NAME])
     port = bind(server, settings.host, settings.port)

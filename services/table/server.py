@@ -12,7 +12,7 @@ from grpc_health.v1 import _async as health_aio
 
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common import logs, loop
-from services.common.grpc_server import add_health, bind, set_serving, wait_for_signal
+from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
 from services.common.in_process import TableLinks
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
@@ -90,7 +90,7 @@ async def create_server(
         else:
             store = store or MemoryStore()
             registry = registry or MemoryRegistry()
-    server = grpc.aio.server()
+    server = new_server()
     port = bind(server, settings.host, settings.port)
     addr = settings.advertise_addr or f"{_dial_host(settings.host)}:{port}"
     replica_id = settings.replica_id or secrets.token_hex(6)

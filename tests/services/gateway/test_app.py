@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from rackem.client import Client
-from services.common.grpc_server import add_health, bind, set_serving
+from services.common.grpc_server import add_health, bind, new_server, set_serving
 
 from .conftest import StartGateway, http_url, ws_url
 
@@ -21,7 +21,7 @@ from .conftest import StartGateway, http_url, ws_url
 @pytest.fixture
 async def grpc_addr() -> AsyncIterator[str]:
     """A real gRPC server (standard health only) to point the gateway's channels at."""
-    server = grpc.aio.server()
+    server = new_server()
     health = add_health(server, [])
     port = bind(server, "127.0.0.1", 0)
     await server.start()

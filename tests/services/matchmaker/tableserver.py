@@ -16,6 +16,7 @@ import grpc
 
 from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError, abort
+from services.common.grpc_server import new_server
 from services.common.registry import Registry, Replica
 
 
@@ -37,7 +38,7 @@ class RecordingTable:
 @asynccontextmanager
 async def recording_table(refuse: bool = False) -> AsyncIterator[RecordingTable]:
     """A started recording table server on 127.0.0.1, any free port."""
-    server = grpc.aio.server()
+    server = new_server()
     table = RecordingTable(refuse)
     create = grpc.unary_unary_rpc_method_handler(
         table.CreateTable,
