@@ -193,13 +193,15 @@ def summary(plan: Plan, procs: int, tally: Tally, samples: Samples) -> dict[str,
                 "p50_ms": _ms(_quantile(tally.paired, 0.5)),
                 "p99_ms": _ms(_quantile(tally.paired, 0.99)),
             }
-    out |= _server_figures(samples, len(lat), tally.at_start, plan.duration)
+    out |= _server_figures(samples, len(lat), tally.at_start, plan.duration, len(tally.before))
     if samples.gateway_move_ms is not None:
         out["gateway_submit_move_mean_ms"] = round(samples.gateway_move_ms, 3)
     return out
 
 
-def _server_figures(s: Samples, done: int, joined: int, seconds: float) -> dict[str, Any]:
+def _server_figures(
+    s: Samples, done: int, joined: int, seconds: float, done_before: int
+) -> dict[str, Any]:
     cpu = s.end.cpu_since(s.start)
     if not cpu:
         return {}
@@ -214,6 +216,9 @@ def _server_figures(s: Samples, done: int, joined: int, seconds: float) -> dict[
     if joined >= MEMORY_MIN_CLIENTS:
         ramp = sum(s.start.cpu_since(s.begin).values())
         out["server_cpu_ms_per_client_joining"] = round(ramp / joined * 1000, 2)
+        if done:  # the ramp's CPU less its moves (at the window's cost each): the joins alone
+            joins = ramp - done_before * total / done
+            out["server_cpu_ms_per_join_less_moves"] = round(joins / joined * 1000, 2)
     rss_begin, rss_start = sum(s.begin.rss.values()), sum(s.start.rss.values())
     out["server_rss_mb"] = [round(rss_begin / 2**20, 1), round(rss_start / 2**20, 1)]
     if joined >= MEMORY_MIN_CLIENTS:
@@ -250,6 +255,8 @@ def _text(title: str, s: dict[str, Any]) -> str:
             text += f", {per} ms per {unit[:-1]}"
         if "server_cpu_ms_per_client_joining" in s:
             text += f", {s['server_cpu_ms_per_client_joining']} ms per client joining"
+            if "server_cpu_ms_per_join_less_moves" in s:
+                text += f" (~{s['server_cpu_ms_per_join_less_moves']} ms less its moves)"
         lines.append(text)
         rss = s["server_rss_mb"]
         text = f"  server: waited for a CPU {s['server_cpu_wait_per_s']} s/s; "
