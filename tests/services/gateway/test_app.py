@@ -6,7 +6,6 @@ import gc
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import grpc
 import httpx
 import pytest
 from websockets.asyncio.client import connect
