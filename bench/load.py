@@ -34,8 +34,9 @@ the window; the moves made before it (while clients were still joining) are summ
 apart.
 Clients run in ``--procs`` worker processes, each one asyncio loop; the worker CPU and
 event-loop lag are printed, so a client-side bottleneck shows. For the servers it
-prints CPU (per move, per client joining, per process), the time their threads were
-runnable but waited for a CPU (the rest of the machine holding them back), and RSS.
+prints CPU (per move, per client joining and the same less the moves made while
+joining, per process), the time their threads were runnable but waited for a CPU (the
+rest of the machine holding them back), and RSS.
 
 Loopback only; bounded in count (``--clients``) and time (ramp + settle + duration, then every
 connection is closed and the subprocesses are stopped). Prints figures and asserts
