@@ -10,14 +10,12 @@ import asyncio
 import logging
 import secrets
 import time
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import Any, TypeVar
 
 import grpc
 
-from rackcore import RulesError
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common import logs, loop
@@ -27,10 +25,10 @@ from services.common.logs import event
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.settings import from_env
-from services.convert import rules_from_pb
+from services.matchmaker.calls import MatchmakerCalls, internal_error
 from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.hub import Hub
-from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
+from services.matchmaker.local import LocalMatchmaker
 from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.placement import Placer
 from services.matchmaker.records import Timings
@@ -53,8 +51,10 @@ def _wall_ms() -> int:
 
 
 class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
-    def __init__(self, matchmaker: Matchmaker) -> None:
-        self._mm = matchmaker
+    """The calls over gRPC: a refusal aborts the call with its code (``abort``)."""
+
+    def __init__(self, calls: MatchmakerCalls) -> None:
+        self._calls = calls
 
     async def _call(self, rpc: str, context: Context, work: Callable[[], Awaitable[T]]) -> T:
         try:
@@ -62,86 +62,51 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
         except ServiceError as err:
             failure = err
         except Exception as exc:
-            event(
-                log,
-                "internal_error",
-                logging.ERROR,
-                rpc=rpc,
-                error_type=type(exc).__name__,
-                trace="".join(traceback.format_tb(exc.__traceback__)),
-            )
-            failure = ServiceError("internal", "internal error")
+            failure = internal_error(rpc, exc)
         await abort(context, failure)
 
     async def QuickMatch(self, request: pb.QuickMatchRequest, context: Context) -> pb.Seated:
-        async def work() -> pb.Seated:
-            return seated_to_pb(await self._mm.quick_match(request.name, request.players))
-
-        return await self._call("QuickMatch", context, work)
+        return await self._call("QuickMatch", context, partial(self._calls.quick_match, request))
 
     async def CreateTable(self, request: pb.CreatePrivateRequest, context: Context) -> pb.Seated:
-        async def work() -> pb.Seated:
-            try:
-                rules = rules_from_pb(request.rules)
-            except RulesError as exc:
-                raise ServiceError("bad_rules", str(exc)) from None
-            seating = await self._mm.create_private(
-                request.name, rules, request.level, request.start_now
-            )
-            return seated_to_pb(seating)
-
-        return await self._call("CreateTable", context, work)
+        return await self._call("CreateTable", context, partial(self._calls.create_table, request))
 
     async def JoinByCode(self, request: pb.JoinRequest, context: Context) -> pb.Seated:
-        async def work() -> pb.Seated:
-            return seated_to_pb(await self._mm.join(request.code, request.name))
-
-        return await self._call("JoinByCode", context, work)
+        return await self._call("JoinByCode", context, partial(self._calls.join_by_code, request))
 
     async def Start(self, request: pb.TokenRequest, context: Context) -> pb.Lobby:
-        async def work() -> pb.Lobby:
-            return lobby_to_pb(await self._mm.start(request.token))
-
-        return await self._call("Start", context, work)
+        return await self._call("Start", context, partial(self._calls.start, request))
 
     async def Leave(self, request: pb.TokenRequest, context: Context) -> pb.Lobby:
-        async def work() -> pb.Lobby:
-            return lobby_to_pb(await self._mm.leave(request.token))
-
-        return await self._call("Leave", context, work)
+        return await self._call("Leave", context, partial(self._calls.leave, request))
 
     async def Locate(self, request: pb.TokenRequest, context: Context) -> pb.Seated:
-        async def work() -> pb.Seated:
-            return seated_to_pb(await self._mm.locate(request.token))
-
-        return await self._call("Locate", context, work)
+        return await self._call("Locate", context, partial(self._calls.locate, request))
 
     async def GetLobby(self, request: pb.LobbyRequest, context: Context) -> pb.Lobby:
-        async def work() -> pb.Lobby:
-            return lobby_to_pb(await self._mm.lobby(request.code))
-
-        return await self._call("GetLobby", context, work)
+        return await self._call("GetLobby", context, partial(self._calls.get_lobby, request))
 
     async def WatchLobby(
         self, request: pb.TokenRequest, context: Context
     ) -> AsyncIterator[pb.Lobby]:
-        updates = self._mm.watch(request.token)
+        lobbies = self._calls.watch_lobby(request)
         while True:
-            lobby = await self._call("WatchLobby", context, partial(_next_lobby, updates))
+            lobby = await self._call("WatchLobby", context, partial(_next_lobby, lobbies))
             if lobby is None:
                 return
             yield lobby
 
 
-async def _next_lobby(updates: AsyncIterator[Any]) -> pb.Lobby | None:
+async def _next_lobby(lobbies: AsyncIterator[pb.Lobby]) -> pb.Lobby | None:
     try:
-        return lobby_to_pb(await anext(updates))
+        return await anext(lobbies)
     except StopAsyncIteration:
         return None
 
 
 class Running:
-    """A started matchmaker: ``port``, ``addr``; ``await stop(grace)`` ends it."""
+    """A started matchmaker: ``port``, ``addr``, ``local`` (its calls in process, for a
+    gateway in the same process); ``await stop(grace)`` ends it."""
 
     def __init__(
         self,
@@ -154,8 +119,10 @@ class Running:
         starter: asyncio.Task[None],
         watcher: asyncio.Task[None],
         closers: list[Callable[[], Awaitable[None]]],
+        local: LocalMatchmaker,
     ) -> None:
         self.server = server
+        self.local = local
         self.port = port
         self.addr = f"{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
         self._not_serving = not_serving
@@ -238,7 +205,8 @@ async def create_server(
         watch_poll_s=settings.watch_poll_ms / 1000,
     )
     server = new_server()
-    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(matchmaker), server)
+    calls = MatchmakerCalls(matchmaker)
+    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(calls), server)
     health_servicer = add_health(server, [SERVICE_NAME])
     port = bind(server, settings.host, settings.port)
     await server.start()
@@ -260,6 +228,7 @@ async def create_server(
         starter_task,
         watcher_task,
         closers,
+        LocalMatchmaker(calls),
     )
 
 

@@ -1,0 +1,81 @@
+"""The ``rackem.v1.Matchmaker`` calls on protobuf messages, apart from any transport.
+
+The gRPC servicer (``server.py``) and the in-process stub (``local.py``) both answer
+through these, so a call means the same whichever way it arrives. Each raises
+``ServiceError`` for a refusal; the transport turns that into what its caller reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import AsyncIterator
+
+from rackcore import RulesError
+from services._gen.rackem.v1 import matchmaker_pb2 as pb
+from services.common.errors import ServiceError
+from services.common.logs import event
+from services.convert import rules_from_pb
+from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
+from services.matchmaker.records import TableRecord
+from services.matchmaker.service import Matchmaker
+
+__all__ = ["MatchmakerCalls", "internal_error"]
+
+log = logging.getLogger("rackem.matchmaker")
+
+
+def internal_error(rpc: str, exc: Exception) -> ServiceError:
+    """Log an unexpected failure of ``rpc`` (its type and trace, never its text: it may hold
+    a name) and return the ``internal`` refusal its caller gets instead."""
+    event(
+        log,
+        "internal_error",
+        logging.ERROR,
+        rpc=rpc,
+        error_type=type(exc).__name__,
+        trace="".join(traceback.format_tb(exc.__traceback__)),
+    )
+    return ServiceError("internal", "internal error")
+
+
+class MatchmakerCalls:
+    def __init__(self, matchmaker: Matchmaker) -> None:
+        self._mm = matchmaker
+
+    async def quick_match(self, request: pb.QuickMatchRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.quick_match(request.name, request.players))
+
+    async def create_table(self, request: pb.CreatePrivateRequest) -> pb.Seated:
+        try:
+            rules = rules_from_pb(request.rules)
+        except RulesError as exc:
+            raise ServiceError("bad_rules", str(exc)) from None
+        seating = await self._mm.create_private(
+            request.name, rules, request.level, request.start_now
+        )
+        return seated_to_pb(seating)
+
+    async def join_by_code(self, request: pb.JoinRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.join(request.code, request.name))
+
+    async def start(self, request: pb.TokenRequest) -> pb.Lobby:
+        return lobby_to_pb(await self._mm.start(request.token))
+
+    async def leave(self, request: pb.TokenRequest) -> pb.Lobby:
+        return lobby_to_pb(await self._mm.leave(request.token))
+
+    async def locate(self, request: pb.TokenRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.locate(request.token))
+
+    async def get_lobby(self, request: pb.LobbyRequest) -> pb.Lobby:
+        return lobby_to_pb(await self._mm.lobby(request.code))
+
+    def watch_lobby(self, request: pb.TokenRequest) -> AsyncIterator[pb.Lobby]:
+        """The seat's waiting room now and after every change, until it started or closed."""
+        return _lobbies(self._mm.watch(request.token))
+
+
+async def _lobbies(records: AsyncIterator[TableRecord]) -> AsyncIterator[pb.Lobby]:
+    async for record in records:
+        yield lobby_to_pb(record)

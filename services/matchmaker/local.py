@@ -1,0 +1,113 @@
+"""The matchmaker called in process: the gRPC stub's shape, without a socket or HTTP/2.
+
+Under ``rackem up`` the gateway and the matchmaker share one process and one event
+loop. Over loopback gRPC a call costs both ends their gRPC machinery, and gRPC's aio
+server accepts one call at a time through its completion-queue thread: with the loop
+busy (thousands of players) a burst of joins queued there for seconds and ran out of
+its deadline. ``LocalMatchmaker`` answers the same calls (``MatchmakerCalls``) directly.
+
+What a caller sees is what it sees over gRPC: the reply message, or ``ServiceError``
+with the code and message the servicer would have aborted with (an unexpected
+exception is logged and becomes ``internal``), and ``unavailable`` when the call's
+``timeout`` passes. ``WatchLobby`` returns a stream with ``cancel()``, as a gRPC call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from services._gen.rackem.v1 import matchmaker_pb2 as pb
+from services.common.errors import ServiceError
+from services.matchmaker.calls import MatchmakerCalls, internal_error
+
+if TYPE_CHECKING:
+    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
+
+__all__ = ["LocalMatchmaker"]
+
+T = TypeVar("T")
+
+
+class LocalMatchmaker:
+    def __init__(self, calls: MatchmakerCalls) -> None:
+        self._calls = calls
+
+    def as_stub(self) -> MatchmakerAsyncStub:
+        """This, typed as the gRPC stub it stands in for (the calls the gateway makes)."""
+        return cast("MatchmakerAsyncStub", self)
+
+    async def QuickMatch(
+        self, request: pb.QuickMatchRequest, timeout: float | None = None
+    ) -> pb.Seated:
+        return await _call("QuickMatch", self._calls.quick_match(request), timeout)
+
+    async def CreateTable(
+        self, request: pb.CreatePrivateRequest, timeout: float | None = None
+    ) -> pb.Seated:
+        return await _call("CreateTable", self._calls.create_table(request), timeout)
+
+    async def JoinByCode(self, request: pb.JoinRequest, timeout: float | None = None) -> pb.Seated:
+        return await _call("JoinByCode", self._calls.join_by_code(request), timeout)
+
+    async def Start(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
+        return await _call("Start", self._calls.start(request), timeout)
+
+    async def Leave(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
+        return await _call("Leave", self._calls.leave(request), timeout)
+
+    async def Locate(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
+        return await _call("Locate", self._calls.locate(request), timeout)
+
+    async def GetLobby(self, request: pb.LobbyRequest, timeout: float | None = None) -> pb.Lobby:
+        return await _call("GetLobby", self._calls.get_lobby(request), timeout)
+
+    def WatchLobby(self, request: pb.TokenRequest) -> LobbyStream:
+        return LobbyStream(self._calls.watch_lobby(request))
+
+
+class LobbyStream:
+    """A waiting room's updates, read with ``async for``; ``cancel()`` ends it early."""
+
+    def __init__(self, lobbies: AsyncIterator[pb.Lobby]) -> None:
+        self._lobbies = lobbies
+        self._cancelled = False
+
+    def __aiter__(self) -> LobbyStream:
+        return self
+
+    async def __anext__(self) -> pb.Lobby:
+        if self._cancelled:
+            raise ServiceError("unavailable", "the waiting room stream was cancelled")
+        return await _call("WatchLobby", anext(self._lobbies), None)
+
+    def cancel(self) -> bool:
+        """End the stream and its watch now (the watch's own cleanup runs in a task)."""
+        if self._cancelled:
+            return False
+        self._cancelled = True
+        close = getattr(self._lobbies, "aclose", None)
+        if close is not None:
+            task = asyncio.ensure_future(close())
+            task.add_done_callback(_retrieve)
+        return True
+
+
+def _retrieve(task: asyncio.Future[object]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+async def _call(rpc: str, work: Awaitable[T], timeout: float | None) -> T:
+    try:
+        async with asyncio.timeout(timeout):
+            return await work
+    except ServiceError:
+        raise
+    except StopAsyncIteration:
+        raise
+    except TimeoutError:
+        raise ServiceError("unavailable", "the matchmaker did not answer in time") from None
+    except Exception as exc:
+        raise internal_error(rpc, exc) from None
