@@ -3,7 +3,8 @@
 Bot, table and matchmaker speak real gRPC to each other on free localhost ports and
 share one in-process replica registry and their in-process stores (or Redis, given
 ``--redis URL`` or ``REDIS_URL``); the gateway serves the web client and the protocol
-on ``--host``/``--port``. Ctrl-C or SIGTERM stops them in reverse order. Every other
+on ``--host``/``--port``, and reaches the table replica (its link) and the matchmaker
+(its calls) in process, without a socket. Ctrl-C or SIGTERM stops them in reverse order. Every other
 setting of every service comes from its environment variables, as under ``rackem serve``.
 """
 
@@ -136,7 +137,9 @@ async def start(
             table_addr=tables.addr,
             **_local_admission(os.environ if env is None else env),
         )
-        gw = await gateway.create_server(gw_settings, in_process=links)
+        gw = await gateway.create_server(
+            gw_settings, in_process=links, matchmaker=mm.local.as_stub()
+        )
         services.append(("gateway", gw))
     except BaseException:
         await System(services, "", 0).stop()

@@ -8,6 +8,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
@@ -25,6 +26,9 @@ from services.gateway.limits import client_key
 from services.gateway.origins import origin_allowed
 from services.gateway.session import POLICY, Session
 from services.gateway.settings import GatewaySettings
+
+if TYPE_CHECKING:
+    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
 
 __all__ = ["BUSY", "GOING_AWAY", "create_app", "hub_of"]
 
@@ -45,12 +49,17 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
-def create_app(settings: GatewaySettings, in_process: TableLinks | None = None) -> Starlette:
+def create_app(
+    settings: GatewaySettings,
+    in_process: TableLinks | None = None,
+    matchmaker: MatchmakerAsyncStub | None = None,
+) -> Starlette:
     """A gateway app; its gRPC channels open and close with its lifespan.
 
-    With ``in_process`` (``rackem up``), it links to table replicas served there in process.
+    With ``in_process`` (``rackem up``), it links to table replicas served there in process;
+    with ``matchmaker`` (``LocalMatchmaker.as_stub()``), it calls that matchmaker directly.
     """
-    hub = Hub(settings, in_process)
+    hub = Hub(settings, in_process, matchmaker)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -57,12 +57,17 @@ class Backends:
         table_addr: str,
         timeout: float,
         in_process: TableLinks | None = None,
+        matchmaker: MatchmakerAsyncStub | None = None,
     ) -> None:
         self.timeout = timeout
         self._in_process = in_process
         self.table_addr = table_addr
-        self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr, options=CHANNEL_OPTIONS)
-        self.matchmaker: MatchmakerAsyncStub = MatchmakerStub(self._mm_channel)
+        # The matchmaker in this process (``rackem up``) is called directly; else over gRPC.
+        self._mm_channel: grpc.aio.Channel | None = None
+        if matchmaker is None:
+            self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr, options=CHANNEL_OPTIONS)
+            matchmaker = MatchmakerStub(self._mm_channel)
+        self.matchmaker: MatchmakerAsyncStub = matchmaker
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, TableAsyncStub] = {}
         self._links: dict[str, Link] = {}
@@ -161,6 +166,8 @@ class Backends:
     async def ready(self, timeout: float) -> bool:
         """True when the matchmaker and ``TABLE_ADDR`` channels are (or soon get) connected."""
         for channel in (self._mm_channel, self._channels[self.table_addr]):
+            if channel is None:  # in process
+                continue
             if channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
                 continue
             try:
@@ -173,7 +180,7 @@ class Backends:
         links = list(self._links.values())
         self._links.clear()
         await asyncio.gather(*(link.close() for link in links))
-        channels = [self._mm_channel, *self._channels.values()]
+        channels = [c for c in (self._mm_channel, *self._channels.values()) if c is not None]
         self._channels.clear()
         self._stubs.clear()
         await asyncio.gather(*(c.close(grace=None) for c in channels), *self._closing)

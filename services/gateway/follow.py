@@ -82,8 +82,9 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
     tries = 0
     while lobby.status == "waiting":
         failure: ServiceError | None = None
+        stream = hub.backends.matchmaker.WatchLobby(request)
         try:
-            async for update in hub.backends.matchmaker.WatchLobby(request):
+            async for update in stream:
                 tries = 0
                 if update == lobby:
                     continue
@@ -91,10 +92,12 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
                 push(messages.lobby(lobby, seat.seat))
                 if lobby.status != "waiting":
                     return lobby
-        except grpc.aio.AioRpcError as exc:
-            failure = from_rpc_error(exc)
+        except (grpc.aio.AioRpcError, ServiceError) as exc:  # over gRPC, or in process
+            failure = from_rpc_error(exc) if isinstance(exc, grpc.aio.AioRpcError) else exc
             if failure.code != "unavailable":
                 raise failure from None
+        finally:
+            stream.cancel()  # done with it: the matchmaker stops watching now
         tries += 1
         if tries > settings.resubscribe_tries:
             raise failure or ServiceError("unavailable", "the waiting room stream ended")

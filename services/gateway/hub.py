@@ -24,6 +24,8 @@ from services.gateway.settings import GatewaySettings
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
+
 __all__ = ["Hub", "Member"]
 
 REPLACED = 4001  # close code: this seat was resumed by a newer connection
@@ -36,9 +38,15 @@ class Member(Protocol):
 
 
 class Hub:
-    def __init__(self, settings: GatewaySettings, in_process: TableLinks | None = None) -> None:
+    def __init__(
+        self,
+        settings: GatewaySettings,
+        in_process: TableLinks | None = None,
+        matchmaker: MatchmakerAsyncStub | None = None,
+    ) -> None:
         self.settings = settings
         self._in_process = in_process
+        self._local_matchmaker = matchmaker
         self.metrics = Metrics()
         self._gc = GcPauses(self.metrics.gc_pause)
         self.games = GameLimiter(settings.games_per_ip, settings.games_window_s)
@@ -65,7 +73,11 @@ class Hub:
     async def open(self) -> None:
         s = self.settings
         self._backends = Backends(
-            s.matchmaker_addr, s.table_addr, s.rpc_timeout_s, in_process=self._in_process
+            s.matchmaker_addr,
+            s.table_addr,
+            s.rpc_timeout_s,
+            in_process=self._in_process,
+            matchmaker=self._local_matchmaker,
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
         self._gc.start()

@@ -12,6 +12,7 @@ import logging
 import signal
 import socket
 from collections.abc import Generator
+from typing import TYPE_CHECKING
 
 import uvicorn
 
@@ -22,6 +23,9 @@ from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
 from services.gateway.hub import Hub
 from services.gateway.settings import GatewaySettings
+
+if TYPE_CHECKING:
+    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
 
 __all__ = ["Running", "create_server", "main", "serve"]
 
@@ -85,9 +89,14 @@ def _listen(host: str, port: int, backlog: int, sndbuf: int = 0) -> socket.socke
     return sock
 
 
-async def create_server(settings: GatewaySettings, in_process: TableLinks | None = None) -> Running:
-    """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it listens."""
-    app = create_app(settings, in_process)
+async def create_server(
+    settings: GatewaySettings,
+    in_process: TableLinks | None = None,
+    matchmaker: MatchmakerAsyncStub | None = None,
+) -> Running:
+    """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it
+    listens. ``in_process`` and ``matchmaker``: services in this process (``create_app``)."""
+    app = create_app(settings, in_process, matchmaker)
     config = uvicorn.Config(
         app,
         host=settings.host,

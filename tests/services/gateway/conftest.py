@@ -53,7 +53,8 @@ async def start_gateway() -> AsyncIterator[StartGateway]:
     running: list[Running] = []
 
     async def start(**overrides: Any) -> Running:
-        server = await create_server(settings(**overrides))
+        matchmaker = overrides.pop("matchmaker", None)  # one in this process, called directly
+        server = await create_server(settings(**overrides), matchmaker=matchmaker)
         running.append(server)
         return server
 
@@ -143,9 +144,15 @@ async def services(start_services: StartServices) -> Services:
     return await start_services()
 
 
-@pytest.fixture
-async def system(services: Services, start_gateway: StartGateway) -> Running:
-    """A gateway in front of ``services``."""
+@pytest.fixture(params=["grpc", "in_process"])
+async def system(
+    request: pytest.FixtureRequest, services: Services, start_gateway: StartGateway
+) -> Running:
+    """A gateway in front of ``services``: it calls the matchmaker over gRPC, or in process
+    as under ``rackem up``."""
+    local = services.matchmaker.local.as_stub() if request.param == "in_process" else None
     return await start_gateway(
-        matchmaker_addr=services.matchmaker.addr, table_addr=services.table.addr
+        matchmaker_addr=services.matchmaker.addr,
+        table_addr=services.table.addr,
+        matchmaker=local,
     )
