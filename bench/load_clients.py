@@ -214,8 +214,8 @@ class Player:
                 self.tally.errors[f"connection:{type(exc).__name__}"] += 1
                 refusals = 0
                 await self.back_off(refusals)
-            except ServerError as err:
-                self.tally.errors[err.code] += 1
+            except ServerError as err:  # ended this client's table (joining, most often)
+                self.tally.errors[f"table:{err.code}"] += 1
                 refusals = refusals + 1 if err.code == "busy" else 0
                 await self.back_off(refusals)
 
@@ -341,7 +341,7 @@ class Player:
                 await client.wait_for("moved", _with_id(move_id), timeout=MOVE_TIMEOUT_S)
                 break
             except ServerError as err:
-                self.tally.errors[err.code] += 1
+                self.tally.errors[f"move:{err.code}"] += 1
                 # rate_limited is refused before the frame is read: it names no move id
                 ours = err.move_id == move_id or (err.move_id is None and err.code in _UNREAD)
                 if not ours:
