@@ -1,10 +1,11 @@
 """``rackem up``: the whole system on this machine, in one process.
 
-Bot, table and matchmaker speak real gRPC to each other on free localhost ports and
+Bot, table and matchmaker serve real gRPC on free localhost ports and
 share one in-process replica registry and their in-process stores (or Redis, given
 ``--redis URL`` or ``REDIS_URL``); the gateway serves the web client and the protocol
-on ``--host``/``--port``, and reaches the table replica (its link) and the matchmaker
-(its calls) in process, without a socket. Ctrl-C or SIGTERM stops them in reverse order. Every other
+on ``--host``/``--port``. The gateway reaches the table replica (its link) and the
+matchmaker (its calls), and the matchmaker the table replica (CreateTable), in process,
+without a socket. Ctrl-C or SIGTERM stops them in reverse order. Every other
 setting of every service comes from its environment variables, as under ``rackem serve``.
 """
 
@@ -126,7 +127,9 @@ async def start(
             redis_url=redis_url or "",
             table_addr=tables.addr,
         )
-        mm = await matchmaker.create_server(mm_settings, registry=registry)
+        mm = await matchmaker.create_server(
+            mm_settings, registry=registry, local_tables={tables.addr: tables.service.create}
+        )
         services.append(("matchmaker", _Graceful(mm)))
         gw_settings = from_env(
             GatewaySettings,

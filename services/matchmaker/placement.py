@@ -5,14 +5,18 @@ this matchmaker adds the tables it placed itself recently, so a burst of starts 
 over the replicas instead of piling onto the one that looked emptiest. If CreateTable
 fails on a replica the next one is tried; ``table_addr`` (the Service in front of all
 replicas), when set, is the last resort. No live replica at all: ``no_replica``.
+
+A replica served in this process (``rackem up``: ``local``, by address) is called
+directly, with the same deadline; every other one over gRPC.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import grpc
 
@@ -21,11 +25,13 @@ from services.common.errors import ServiceError, from_rpc_error
 from services.common.logs import event
 from services.common.registry import Registry, Replica
 
-__all__ = ["Placer"]
+__all__ = ["CreateTable", "Placer"]
 
 log = logging.getLogger("rackem.matchmaker.placement")
 
 _RECENT_S = 2.0  # placements younger than this are not yet in a heartbeat's load
+
+CreateTable = Callable[[table_pb2.CreateTableRequest], Awaitable[table_pb2.CreateTableReply]]
 
 
 class Placer:
@@ -35,8 +41,10 @@ class Placer:
         timeout_s: float,
         fallback_addr: str = "",
         monotonic: Callable[[], float] = time.monotonic,
+        local: Mapping[str, CreateTable] | None = None,
     ) -> None:
         self._registry = registry
+        self._local = dict(local or {})
         self._timeout_s = timeout_s
         self._fallback = fallback_addr
         self._monotonic = monotonic
@@ -77,15 +85,31 @@ class Placer:
             targets.append(("", self._fallback))
         for replica_id, addr in targets:
             try:
-                reply = await self._stub(addr).CreateTable(request, timeout=self._timeout_s)
-            except grpc.aio.AioRpcError as exc:
-                err = from_rpc_error(exc)
+                reply = await self._create_at(addr, request)
+            except ServiceError as err:
                 event(log, "create_failed", logging.WARNING, table=request.table_id, code=err.code)
                 continue
             if replica_id:
                 self._recent.append((self._monotonic(), replica_id))
             return reply, reply.replica or addr
         raise ServiceError("no_replica", "no table server took the table; try again")
+
+    async def _create_at(
+        self, addr: str, request: table_pb2.CreateTableRequest
+    ) -> table_pb2.CreateTableReply:
+        local = self._local.get(addr)
+        if local is None:
+            try:
+                reply: table_pb2.CreateTableReply
+                reply = await self._stub(addr).CreateTable(request, timeout=self._timeout_s)
+            except grpc.aio.AioRpcError as exc:
+                raise from_rpc_error(exc) from None
+            return reply
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                return await local(request)
+        except TimeoutError:
+            raise ServiceError("unavailable", "the table replica did not answer in time") from None
 
     async def close(self) -> None:
         for channel in self._channels.values():

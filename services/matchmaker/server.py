@@ -10,7 +10,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any, TypeVar
 
@@ -30,7 +30,7 @@ from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.hub import Hub
 from services.matchmaker.local import LocalMatchmaker
 from services.matchmaker.memory_store import MemoryStore
-from services.matchmaker.placement import Placer
+from services.matchmaker.placement import CreateTable, Placer
 from services.matchmaker.records import Timings
 from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.service import Matchmaker
@@ -166,9 +166,11 @@ async def create_server(
     registry: Registry | None = None,
     *,
     codes: CodeSource = new_code,
+    local_tables: Mapping[str, CreateTable] | None = None,
 ) -> Running:
     """Build, bind and start the matchmaker (port 0 binds any free port). ``codes`` makes
-    candidate room codes (tests inject one that repeats, to force collisions)."""
+    candidate room codes (tests inject one that repeats, to force collisions);
+    ``local_tables``: table replicas in this process, by address, called directly."""
     closers: list[Callable[[], Awaitable[None]]] = []
     if store is None or registry is None:
         if settings.redis_url:
@@ -189,7 +191,9 @@ async def create_server(
         retry_ms=settings.retry_ms,
         max_attempts=settings.max_start_attempts,
     )
-    placer = Placer(registry, settings.create_timeout_ms / 1000, settings.table_addr)
+    placer = Placer(
+        registry, settings.create_timeout_ms / 1000, settings.table_addr, local=local_tables
+    )
     closers.insert(0, placer.close)
     owner = secrets.token_hex(8)
     starter = Starter(store, placer, timings, owner, _wall_ms)

@@ -36,7 +36,8 @@ SERVICE_NAME = "rackem.v1.Table"
 
 @dataclass(slots=True)
 class Running:
-    """A started table replica: ``port`` bound, ``addr`` advertised, ``tables`` it owns."""
+    """A started table replica: ``port`` bound, ``addr`` advertised, ``tables`` it owns,
+    ``service`` (its RPCs, for callers in this process)."""
 
     server: grpc.aio.Server
     health: health_aio.HealthServicer
@@ -45,6 +46,7 @@ class Running:
     redis: aioredis.Redis | None
     port: int
     addr: str
+    service: TableService
     in_process: TableLinks | None = None
 
     async def stop(self, grace: float | None = None) -> None:
@@ -118,7 +120,7 @@ async def create_server(
         in_process.serve(addr, service.link)
     await set_serving(health, [SERVICE_NAME], True)
     logs.event(log, "table_serving", port=port, addr=addr, replica=replica_id)
-    return Running(server, health, tables, bots, client, port, addr, in_process)
+    return Running(server, health, tables, bots, client, port, addr, service, in_process)
 
 
 async def serve(settings: TableSettings) -> None:

@@ -50,6 +50,20 @@ class TableService(table_pb2_grpc.TableServicer):
     ) -> table_pb2.CreateTableReply:
         return await _answer(context, "CreateTable", self._tables.create(request))
 
+    async def create(self, request: table_pb2.CreateTableRequest) -> table_pb2.CreateTableReply:
+        """CreateTable for a caller in this process (``rackem up``'s matchmaker): the same
+        reply, or the same refusal as a ``ServiceError``; anything unexpected is logged
+        and refused ``internal``, as over gRPC. The request is parsed from its bytes, so
+        the table shares no object with its caller."""
+        own = table_pb2.CreateTableRequest.FromString(request.SerializeToString())
+        try:
+            return await self._tables.create(own)
+        except ServiceError:
+            raise
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "CreateTable"}}, exc_info=True)
+            raise ServiceError("internal", "internal error") from None
+
     async def SubmitMove(
         self, request: table_pb2.SubmitMoveRequest, context: Context
     ) -> table_pb2.SubmitMoveReply:

@@ -4,6 +4,7 @@ chosen in-process): the tables it places accept the seat tokens it handed out.""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -12,7 +13,9 @@ import pytest
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
-from services.common.registry import Registry
+from services.common.errors import ServiceError, from_rpc_error
+from services.common.registry import MemoryRegistry, Registry, Replica
+from services.matchmaker.placement import Placer
 from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
@@ -96,3 +99,77 @@ async def test_new_games_against_the_computer_spread_over_the_real_replicas(
     view = await first_view(games[0].lobby.replica, games[0].table_id, games[0].token)
     assert [(s.kind, s.level) for s in view.seats] == [("human", "")] + [("bot", "hard")] * 3
     assert (view.view.rules.players, view.view.rules.target) == (4, 200)
+
+
+def table_request(table_id: str) -> table_pb2.CreateTableRequest:
+    seats = [table_pb2.SeatSpec(name="Ann"), table_pb2.SeatSpec(bot=True, level="easy")]
+    return table_pb2.CreateTableRequest(
+        table_id=table_id, code="ROOM42", rules=game_pb2.Rules(players=2), seats=seats
+    )
+
+
+async def test_a_replica_in_this_process_is_called_directly(registry: Registry) -> None:
+    replica = await create_table_server(TABLE, store=TableMemoryStore(), registry=registry)
+    try:
+        # Its gRPC server no longer answers: only a direct call can create the table.
+        await replica.server.stop(None)
+        placer = Placer(registry, 2.0, local={replica.addr: replica.service.create})
+        try:
+            reply, addr = await placer.create(table_request("t-local-1"))
+        finally:
+            await placer.close()
+        assert (addr, reply.table_id, reply.replica) == (replica.addr, "t-local-1", replica.addr)
+        table = await replica.tables.get("t-local-1")
+        assert table.seat_for(reply.tokens[0]) == 0
+    finally:
+        await replica.stop(0)
+
+
+async def test_a_direct_call_refuses_as_grpc_does_and_the_next_replica_is_tried(
+    registry: Registry, tables: list[TableRunning]
+) -> None:
+    draining, working = tables
+    await draining.tables.drain()  # refuses new tables: shutting_down
+    with pytest.raises(ServiceError) as refused_directly:
+        await draining.service.create(table_request("t-local-2"))
+    async with grpc.aio.insecure_channel(draining.addr) as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as over_grpc:
+            await table_pb2_grpc.TableStub(channel).CreateTable(table_request("t-local-2"))
+    expected = from_rpc_error(over_grpc.value)
+    assert (refused_directly.value.code, refused_directly.value.message) == (
+        expected.code,
+        expected.message,
+    )
+    assert expected.code == "shutting_down"
+    # The registry has not heard of the drain yet: the placer tries it, then the next.
+    local = {t.addr: t.service.create for t in tables}
+    placer = Placer(registry, 2.0, fallback_addr=working.addr, local=local)
+    try:
+        _, addr = await placer.create(table_request("t-local-3"))
+    finally:
+        await placer.close()
+    assert addr == working.addr
+    assert (await working.tables.get("t-local-3")).table_id == "t-local-3"
+
+
+async def test_a_direct_call_past_its_deadline_is_unavailable(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="rackem")
+    registry = MemoryRegistry()
+    await registry.heartbeat(Replica("r1", "in-process:1", 0), 60_000)
+    never = asyncio.Event()
+
+    async def hung(request: table_pb2.CreateTableRequest) -> table_pb2.CreateTableReply:
+        await never.wait()  # a replica that never answers
+        raise AssertionError("unreachable")
+
+    placer = Placer(registry, 0.2, local={"in-process:1": hung})
+    try:
+        with pytest.raises(ServiceError) as failed:
+            await placer.create(table_request("t-local-4"))
+    finally:
+        await placer.close()
+    assert failed.value.code == "no_replica"
+    failures = [r for r in caplog.records if r.getMessage() == "create_failed"]
+    assert [r.fields["code"] for r in failures] == ["unavailable"]  # type: ignore[attr-defined]
