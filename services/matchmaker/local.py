@@ -103,9 +103,7 @@ async def _call(rpc: str, work: Awaitable[T], timeout: float | None) -> T:
     try:
         async with asyncio.timeout(timeout):
             return await work
-    except ServiceError:
-        raise
-    except StopAsyncIteration:
+    except (ServiceError, StopAsyncIteration):  # a refusal, or the stream's end: as they are
         raise
     except TimeoutError:
         raise ServiceError("unavailable", "the matchmaker did not answer in time") from None
