@@ -10,12 +10,21 @@ from collections.abc import Sequence
 
 import httpx
 import pytest
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
 
 from rackem.client import Client, ConnectionLost
 from services.gateway.server import Running
 
 from .conftest import StartGateway, http_url, ws_url
+
+
+async def small_window_client(gateway: Running) -> ClientConnection:
+    """A WebSocket client with a 4 KiB receive buffer that queues at most one message:
+    not reading, it fills the gateway's socket after a few answers."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", gateway.port))
+    return await connect(ws_url(gateway), sock=sock, proxy=None, max_queue=1, compression=None)
 
 
 async def errors_for(client: Client, frames: Sequence[str | bytes]) -> list[str]:
@@ -180,10 +189,7 @@ async def test_a_client_that_does_not_read_is_dropped(
     gateway = await start_gateway(
         msg_rate=1e6, msg_burst=10**6, outbound_queue=4, socket_sndbuf=4096
     )
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.connect(("127.0.0.1", gateway.port))
-    ws = await connect(ws_url(gateway), sock=sock, proxy=None, max_queue=1, compression=None)
+    ws = await small_window_client(gateway)
     ping = json.dumps({"type": "ping", "t": 1.0e300})
 
     async def flood() -> None:
@@ -221,10 +227,7 @@ async def test_messages_written_at_once_and_queued_behind_a_full_socket_keep_the
     gateway = await start_gateway(
         msg_rate=1e6, msg_burst=10**6, outbound_queue=100_000, socket_sndbuf=4096
     )
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.connect(("127.0.0.1", gateway.port))
-    ws = await connect(ws_url(gateway), sock=sock, proxy=None, max_queue=1, compression=None)
+    ws = await small_window_client(gateway)
     try:
         await ws.send('{"type": "hello", "version": 1}')
         welcome = json.loads(await ws.recv())
