@@ -1,4 +1,4 @@
-"""rackcore: the Rack-O rules as rackem plays them (shared/RULES.md).
+"""rackcore: the Rack-O rules as rackem plays them (docs/rules.md).
 
 Pure: standard library only, no I/O, no clock, no global random.
 """

@@ -45,7 +45,7 @@ class Stream:
 
 
 def shuffle(items: Sequence[int], stream: Stream) -> list[int]:
-    """Fisher-Yates as RULES.md fixes it: for i from N-1 down to 1, swap i and below(i+1)."""
+    """Fisher-Yates as docs/rules.md fixes it: for i from N-1 down to 1, swap i and below(i+1)."""
     out = list(items)
     for i in range(len(out) - 1, 0, -1):
         j = stream.below(i + 1)

@@ -1,4 +1,4 @@
-"""The rules options of a match (RULES.md, *Variants*), validated on creation."""
+"""The rules options of a match (docs/rules.md, *Variants*), validated on creation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rack shapes and round scoring (RULES.md, *Winning rack* and *Scoring a round*)."""
+"""Rack shapes and round scoring (docs/rules.md, *Winning rack* and *Scoring a round*)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Top-level fixtures: the container engine, and a real Redis for the whole session.
 
 Machines without a Docker engine run podman behind the Docker API on
-``/run/podman/podman.sock`` (``scripts/setup``; ``shared/CONTAINERS.md``). When that
+``/run/podman/podman.sock`` (``scripts/setup``; ``docs/containers.md``). When that
 socket exists and nothing says where another engine is, this module points every Docker
 client (testcontainers, the docker SDK and CLI, compose) at podman before any test runs,
 so a plain ``pytest`` works as well as ``scripts/test``.

@@ -1,4 +1,4 @@
-"""The ``rackem-match/1`` log: writing, replaying, verifying (RULES.md, *Match log*)."""
+"""The ``rackem-match/1`` log: writing, replaying, verifying (docs/rules.md, *Match log*)."""
 
 from __future__ import annotations
 

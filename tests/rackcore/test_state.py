@@ -1,4 +1,4 @@
-"""Dealing, the shape of a turn, and refusing illegal moves (RULES.md, *Dealing*, *A turn*)."""
+"""Dealing, the shape of a turn, and refusing illegal moves (docs/rules.md, *Dealing*, *A turn*)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""An empty stock, recycles, the stalemate and the turn cap (RULES.md, *Empty stock*)."""
+"""An empty stock, recycles, the stalemate and the turn cap (docs/rules.md, *Empty stock*)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Going out (RULES.md, *A turn* 3-4 and *Winning rack*)."""
+"""Going out (docs/rules.md, *A turn* 3-4 and *Winning rack*)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scoring rounds and winning the match (RULES.md, *Scoring a round*, *Winning the match*)."""
+"""Scoring rounds and winning the match (docs/rules.md, *Scoring a round*, *Winning the match*)."""
 
 from __future__ import annotations
 

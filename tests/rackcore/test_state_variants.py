@@ -1,4 +1,4 @@
-"""The variants that change play: repair_token, descending, stacked decks (RULES.md, *Variants*)."""
+"""The variants that change play: repair_token, descending, stacked decks (docs/rules.md)."""
 
 from __future__ import annotations
 

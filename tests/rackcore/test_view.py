@@ -1,4 +1,4 @@
-"""What a seat may see (RULES.md and DESIGN.md, *Views, not states*)."""
+"""What a seat may see (docs/rules.md and docs/design.md, *Views, not states*)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The page's JavaScript port of the rules and the rackem/v1 randomness, run in Chromium.
 
-RULES.md's test vectors, and agreement with rackcore (the Python rules) on scoring,
+docs/rules.md's test vectors, and agreement with rackcore (the Python rules) on scoring,
 rules options, and verifying whole match logs, valid and tampered.
 """
 

@@ -20,7 +20,7 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class Rules(_message.Message):
-    """Rules options (RULES.md, Variants). An unset field takes the rules default."""
+    """Rules options (docs/rules.md, Variants). An unset field takes the rules default."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -1,4 +1,4 @@
-// The rackem/v1 randomness (RULES.md, "Randomness"), a port of rackcore/_rng.py.
+// The rackem/v1 randomness (docs/rules.md, "Randomness"), a port of rackcore/_rng.py.
 // Every chance in a match comes from one 32-byte seed; this re-derives it in the page.
 
 import { sha256 } from "./sha256.js";
@@ -60,7 +60,7 @@ export class Stream {
   }
 }
 
-/** Fisher-Yates as RULES.md fixes it: for i from N-1 down to 1, swap i and below(i+1). */
+/** Fisher-Yates as docs/rules.md fixes it: for i from N-1 down to 1, swap i and below(i+1). */
 export async function shuffle(items, stream) {
   const out = Array.from(items);
   for (let i = out.length - 1; i > 0; i--) {

@@ -1,4 +1,4 @@
-// A small port of rackcore (RULES.md) for checking a finished match in the page:
+// A small port of rackcore (docs/rules.md) for checking a finished match in the page:
 // rules options, move shapes, scoring, and a Match that replays moves.
 
 import { Stream, deckForRound, firstDealer, shuffle } from "./rng.js";

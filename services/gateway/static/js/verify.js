@@ -1,4 +1,4 @@
-// Checking a rackem-match/1 log in the page (RULES.md, "Match log"): the seed
+// Checking a rackem-match/1 log in the page (docs/rules.md, "Match log"): the seed
 // against the commitment, every deal re-derived from the seed, every move replayed
 // through the rules, and the claimed result recomputed.
 
