@@ -6,13 +6,13 @@ docs/protocol.md is the spec; ``schemas/`` holds one JSON Schema per message typ
 from __future__ import annotations
 
 import json
-import unicodedata
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import orjson
 
+from services.common.names import name_problem
 from services.gateway.schema import Schema
 
 __all__ = [
@@ -66,8 +66,6 @@ ERROR_CODES = (
     "unavailable",
     "internal",
 )
-MAX_NAME = 20
-_ZWJ = "\u200d"  # joins emoji sequences; every other control or format character is refused
 
 
 class ProtocolError(Exception):
@@ -121,12 +119,11 @@ def parse(frame: str | bytes | None, max_bytes: int) -> dict[str, Any]:
 
 
 def check_name(raw: str) -> str:
-    """A player name, trimmed: 1-20 characters, none of them control characters."""
+    """A player name, trimmed, by the one rule of ``services.common.names``."""
     name = raw.strip()
-    if not name or len(name) > MAX_NAME:
-        raise ProtocolError("bad_name", f"a name has 1 to {MAX_NAME} characters")
-    if any(unicodedata.category(ch).startswith("C") and ch != _ZWJ for ch in name):
-        raise ProtocolError("bad_name", "a name cannot hold control characters")
+    problem = name_problem(name)
+    if problem is not None:
+        raise ProtocolError("bad_name", problem)
     return name
 
 

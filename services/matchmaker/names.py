@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Collection
 
 from services.common.errors import ServiceError
+from services.common.names import MAX_NAME, name_problem
 
 __all__ = ["BOT_NAMES", "MAX_NAME", "bot_names", "clean_name"]
 
-MAX_NAME = 20
 BOT_NAMES = (
     "Bot Ada",
     "Bot Bea",
@@ -24,18 +23,14 @@ BOT_NAMES = (
     "Bot Kit",
     "Bot Lou",
 )
-# Control, format (bidi overrides, zero-width), surrogate, private-use and unassigned
-# characters, and line/paragraph separators: nothing a name needs, all of them trouble.
-_REFUSED = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
 
 
 def clean_name(raw: str) -> str:
-    """The name trimmed; ``bad_name`` unless it has 1-20 characters and no control ones."""
+    """The name trimmed; ``bad_name`` unless it keeps the rule of ``services.common.names``."""
     name = raw.strip()
-    if not 1 <= len(name) <= MAX_NAME:
-        raise ServiceError("bad_name", f"a name has 1 to {MAX_NAME} characters")
-    if any(unicodedata.category(c) in _REFUSED for c in name):
-        raise ServiceError("bad_name", "a name cannot contain control characters")
+    problem = name_problem(name)
+    if problem is not None:
+        raise ServiceError("bad_name", problem)
     return name
 
 

@@ -22,6 +22,7 @@ from rackcore.bots import LEVELS
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError
 from services.common.logs import event
+from services.common.names import name_problem
 from services.common.registry import Registry, Replica
 from services.convert import rules_from_pb
 from services.table.bot_client import BotClient
@@ -37,7 +38,6 @@ __all__ = ["Tables", "owner_string", "parse_owner"]
 log = logging.getLogger("rackem.table")
 
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-MAX_NAME = 20
 MAX_CODE = 16
 
 
@@ -54,8 +54,9 @@ def _checked_name(name: str, seat: int, bot: bool) -> str:
     name = name.strip()
     if bot and not name:
         return f"Bot {seat + 1}"
-    if not 1 <= len(name) <= MAX_NAME or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
-        raise ServiceError("bad_name", f"a name is 1 to {MAX_NAME} characters, no control ones")
+    problem = name_problem(name)
+    if problem is not None:
+        raise ServiceError("bad_name", problem)
     return name
 
 
