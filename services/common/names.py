@@ -3,7 +3,8 @@
 A name is trimmed, then has 1 to ``MAX_NAME`` characters, none of them control, format
 (bidi overrides, zero-width), surrogate, private-use or unassigned characters, nor line
 or paragraph separators; the zero width joiner U+200D alone is allowed, because it joins
-emoji sequences ("👨‍👩‍👧"), though a name of joiners alone is none. Each service raises its own error (``bad_name``) with the problem.
+emoji sequences ("👨‍👩‍👧"), though a name of joiners alone is none. Each service raises
+its own error (``bad_name``) with the problem.
 """
 
 from __future__ import annotations
