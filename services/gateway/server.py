@@ -23,6 +23,7 @@ from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
 from services.gateway.hub import Hub
 from services.gateway.settings import GatewaySettings
+from services.gateway.ws_protocol import GatewayWebSocket
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
@@ -101,7 +102,7 @@ async def create_server(
         app,
         host=settings.host,
         port=settings.port,
-        ws="websockets-sansio",
+        ws=GatewayWebSocket,
         ws_max_size=settings.ws_max_size,
         ws_per_message_deflate=settings.ws_compression,
         lifespan="on",

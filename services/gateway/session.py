@@ -34,6 +34,7 @@ from services.gateway.protocol import (
     from_service,
     parse,
 )
+from services.gateway.ws_protocol import INVALID_TEXT
 
 __all__ = ["POLICY", "SLOW", "Session"]
 
@@ -164,6 +165,8 @@ class Session:
             while True:
                 message = await self.ws.receive()
                 if message["type"] == "websocket.disconnect":
+                    if message.get("code") == INVALID_TEXT:  # closed by GatewayWebSocket
+                        self.hub.metrics.dropped.labels("bad_utf8").inc()
                     return
                 text = message.get("text")
                 await self._frame(text if text is not None else message.get("bytes"))

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 
 from services.bot.server import Running as BotRunning
@@ -74,6 +75,14 @@ def ws_url(server: Running) -> str:
 
 def http_url(server: Running, path: str) -> str:
     return f"http://127.0.0.1:{server.port}{path}"
+
+
+async def metrics_text(server: Running) -> str:
+    """The gateway's Prometheus text."""
+    async with httpx.AsyncClient(trust_env=False) as http:
+        response = await http.get(http_url(server, "/metrics"))
+        assert response.status_code == 200
+        return response.text
 
 
 @dataclass
