@@ -103,7 +103,7 @@ async def create_server(
         decision_ms=settings.decision_ms,
         continue_ms=settings.continue_ms,
         stream_queue=settings.stream_queue,
-        timing=Timing(settings.bot_delay_ms, settings.abandon_ms),
+        timing=Timing(settings.bot_delay_ms, settings.abandon_ms, settings.reconnect_grace_ms),
     )
     bots = BotClient(
         settings.bot_addr if bot_addr is None else bot_addr,

@@ -24,6 +24,8 @@ class TableSettings:
     bot_delay_ms: int = 1_000  # between bot moves while a human is connected
     continue_ms: int = 15_000  # the round-over screen waits at most this long
     abandon_ms: int = 120_000  # a table with no connected human this long ends
+    # a covered human without a connection is waited for this long before bots play on
+    reconnect_grace_ms: int = 60_000
     bot_timeout_ms: int = 2_000  # a bot service call slower than this falls back in-process
     bot_retry_ms: int = 5_000  # after a bot service failure, stay in-process this long
     lease_ms: int = 5_000  # a table's lease; renewed every third of it

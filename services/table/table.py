@@ -79,6 +79,8 @@ class Table:
         now = now_ms()
         self.last_change_ms = now
         self.alone_since_ms: int | None = now
+        # per seat: since when it has had no stream (the reconnect grace counts from it)
+        self.away_since_ms: list[int | None] = [now] * len(meta.seats)
         self._subs: dict[int, Subscriber] = {}
         self._seat_of: dict[str, int] = {}  # tokens already matched to their seat's hash
         self._replies = Replies(config.store, meta.table_id, adopted)
@@ -139,6 +141,7 @@ class Table:
             continue_deadline_ms=self.state.continue_deadline_ms,
             last_change_ms=self.last_change_ms,
             alone_since_ms=self.alone_since_ms,
+            away_since_ms=tuple(self.away_since_ms),
         )
 
     def _seats(self) -> list[game_pb2.SeatInfo]:
@@ -365,6 +368,11 @@ class Table:
         after_move(self.match, self.meta, self.state, now, config.decision_ms, config.continue_ms)
 
     def _connections_changed(self, now: int) -> None:
+        for seat, since in enumerate(self.away_since_ms):
+            if seat in self._subs:
+                self.away_since_ms[seat] = None
+            elif since is None:
+                self.away_since_ms[seat] = now
         humans = any(self.kind(s) != "bot" for s in self._subs)
         if humans:
             self.alone_since_ms = None

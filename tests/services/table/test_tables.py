@@ -80,8 +80,10 @@ async def test_the_sweeper_adopts_a_table_nobody_asks_for(
     start_table_server: ServerFactory,
 ) -> None:
     store, registry = MemoryStore(), MemoryRegistry()
-    first = await start_table_server(store=store, registry=registry, decision_ms=600_000)
-    second = await start_table_server(store=store, registry=registry, decision_ms=600_000)
+    # No reconnect grace: the bot need not wait for the human, who never connects.
+    clocks = {"decision_ms": 600_000, "reconnect_grace_ms": 0}
+    first = await start_table_server(store=store, registry=registry, **clocks)
+    second = await start_table_server(store=store, registry=registry, **clocks)
     async with grpc.aio.insecure_channel(first.addr) as a:
         created = await create_table(table_pb2_grpc.TableStub(a), humans=1, bots=1)
     table = first.tables.live[created.table_id]
