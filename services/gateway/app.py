@@ -1,5 +1,5 @@
-"""The gateway's Starlette app: the WebSocket protocol at /ws, health, metrics, match logs, and
-the web client at /."""
+"""The gateway's Starlette app: the WebSocket protocol at /ws, health, metrics, match logs, the
+replay viewer at /replay/, and the web client at /."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from services.common.in_process import TableLinks
 from services.gateway.hub import Hub
 from services.gateway.limits import client_key
 from services.gateway.origins import origin_allowed
+from services.gateway.replay_page import replay_routes
 from services.gateway.session import POLICY, Session
 from services.gateway.settings import GatewaySettings
 
@@ -129,6 +130,7 @@ def create_app(
             Route("/readyz", readyz),
             Route("/metrics", metrics),
             Route("/match/{table_id}.json", match_record),
+            *replay_routes(static),
             Mount("/", StaticFiles(directory=static, html=True, check_dir=False)),
         ],
         lifespan=lifespan,
