@@ -1,0 +1,353 @@
+// The replay viewer (replay.html): a finished match, from GET /match/{table_id}.json
+// for /replay/{table_id} or from a downloaded rackem-match/1 file (picker or drop),
+// verified in the page and then stepped through deal by deal and move by move.
+
+import { chip, el } from "./cards.js";
+import { deckSize, scoredLength, sideOf, sides } from "./rules.js";
+import { MAX_LOG_BYTES, ReplayRefused, buildReplay, parseLogText, whoDecided, winnerText } from "./replay-model.js";
+import { replayNames } from "./replay-link.js";
+
+const $ = (id) => document.getElementById(id);
+const BADGE = { human: "", bot: "bot", cover: "cover" };
+
+const state = { replay: null, step: 0, names: [], timer: null };
+
+const name = (seat) => state.names[seat] || `Seat ${seat + 1}`;
+const mark = (slot) => (slot + 1) * 5;
+
+// -- loading ----------------------------------------------------------------------------
+
+function tableIdFromPath(pathname) {
+  const found = /^\/replay\/([^/]+)\/?$/.exec(pathname);
+  if (!found) return null;
+  try {
+    return decodeURIComponent(found[1]);
+  } catch {
+    return found[1];
+  }
+}
+
+function showStatus(text) {
+  $("replay-status").textContent = text;
+  $("replay-status").className = "replay-status";
+}
+
+function refuse(message) {
+  stop();
+  state.replay = null;
+  $("viewer").hidden = true;
+  $("replay-status").textContent = "";
+  const box = $("replay-error");
+  box.textContent = message;
+  box.hidden = false;
+}
+
+async function show(log, source) {
+  stop();
+  $("replay-error").hidden = true;
+  showStatus("Checking the match log…");
+  let replay;
+  try {
+    replay = await buildReplay(log);
+  } catch (exc) {
+    if (exc instanceof ReplayRefused) {
+      refuse(`✗ ${exc.message}`);
+      return;
+    }
+    throw exc;
+  }
+  state.replay = replay;
+  $("replay-source").textContent = source;
+  const rounds = replay.report.rounds.length;
+  const moves = replay.moves.length;
+  const deals = `${rounds} deal${rounds === 1 ? "" : "s"}`;
+  const how = replay.committed
+    ? `the seed matches the commitment, all ${deals} follow from it`
+    : replay.seeded
+      ? `all ${deals} follow from the seed (the log has no commitment to check it against)`
+      : `the log stacks its ${deals} (no seed: a test log)`;
+  $("replay-status").textContent =
+    `✓ Verified: ${how}, all ${moves} move${moves === 1 ? "" : "s"} are legal and the scores add up.`;
+  $("replay-status").className = "replay-status ok";
+  $("slider").max = String(replay.frames.length - 1);
+  $("replay-rules").textContent = rulesText(replay.rules);
+  $("viewer").hidden = false;
+  setStep(0);
+}
+
+async function loadTable(tableId) {
+  $("replay-title").textContent = "Match replay";
+  document.title = `Replay of ${tableId} — Rack'em`;
+  showStatus("Loading the match log…");
+  let response;
+  try {
+    response = await fetch(`/match/${encodeURIComponent(tableId)}.json`, { cache: "no-store" });
+  } catch {
+    refuse("✗ Could not reach the server. Check the connection and reload the page.");
+    return;
+  }
+  if (response.status === 404) {
+    refuse(
+      `✗ No finished match has the id “${tableId}”. A match can be replayed once it is over: ` +
+        "check the link, or open a downloaded match log below.",
+    );
+    return;
+  }
+  if (!response.ok) {
+    refuse(`✗ The server could not fetch the match log right now (it answered ${response.status}). Try again shortly.`);
+    return;
+  }
+  let log;
+  try {
+    log = await response.json();
+  } catch {
+    refuse("✗ The server's answer was not a match log.");
+    return;
+  }
+  await show(log, `Table ${tableId}, from the server's match log.`);
+}
+
+async function loadFile(file) {
+  if (!file) return;
+  state.names = [];
+  if (file.size > MAX_LOG_BYTES) {
+    refuse("✗ This file is too large to be a match log.");
+    return;
+  }
+  let log;
+  try {
+    log = parseLogText(await file.text());
+  } catch (exc) {
+    refuse(`✗ ${exc instanceof ReplayRefused ? exc.message : "This file could not be read."}`);
+    return;
+  }
+  await show(log, `The file ${file.name}.`);
+}
+
+// -- drawing ------------------------------------------------------------------------------
+
+function rulesText(rules) {
+  const parts = [`${rules.players} players`, `to ${rules.target}`];
+  if (rules.run_to_go_out > 1) parts.push(`a run of ${rules.run_to_go_out} to go out`);
+  for (const [key, text] of [
+    ["bonus", "bonus for runs"],
+    ["partners", "partners"],
+    ["descending", "descending"],
+    ["repair_token", "repair token"],
+    ["visible_center", "visible centre"],
+    ["reshuffle_on_recycle", "reshuffled turnovers"],
+  ]) {
+    if (rules[key]) parts.push(text);
+  }
+  return `Rules: ${parts.join(", ")}.`;
+}
+
+/** Who decided each seat's moves over the whole match, in order of first appearance. */
+function decidersOf(seat) {
+  const seen = [];
+  for (const move of state.replay.moves) {
+    if (move.seat === seat && move.by && !seen.includes(move.by)) seen.push(move.by);
+  }
+  return seen;
+}
+
+function badge(by) {
+  return el("span", { class: `badge ${BADGE[by] || ""}` }, whoDecided(by));
+}
+
+function rackRow(frame, seat, size, rules) {
+  const rack = frame.racks[seat];
+  const ordered = scoredLength(rack, rules.descending);
+  const mover = frame.kind === "move" && frame.seat === seat;
+  const playing = frame.phase === "draw" || frame.phase === "resolve";
+  const notes = [];
+  if (frame.dealer === seat) notes.push("dealer");
+  if (playing && frame.turn === seat) notes.push("to move");
+  if (rules.repair_token) notes.push(frame.repairTokens[seat] ? "repair token" : "token used");
+  if (rules.partners) notes.push(`team ${sideOf(rules, seat) === 0 ? "A" : "B"}`);
+  const cards = rack.map((card, slot) => {
+    const changed = mover && frame.changed.includes(slot);
+    return el(
+      "li",
+      { class: `rslot ${changed ? "changed" : ""} ${slot < ordered ? "in-order" : ""}` },
+      el("span", { class: "rmark", "aria-hidden": "true" }, mark(slot)),
+      chip(card, size),
+    );
+  });
+  return el(
+    "div",
+    {
+      class: `rack-row ${mover ? "mover" : ""} ${playing && frame.turn === seat ? "turn" : ""}`,
+      "data-seat": seat,
+    },
+    el(
+      "div",
+      { class: "rack-who" },
+      el("b", {}, name(seat)),
+      ...decidersOf(seat).map(badge),
+      notes.length ? el("span", { class: "note" }, notes.join(" · ")) : null,
+      el("span", { class: "note" }, `${ordered} in order`),
+    ),
+    el(
+      "ol",
+      { class: "rack-cards", "aria-label": `${name(seat)}'s rack, slot 5 to 50: ${rack.join(", ")}` },
+      ...cards,
+    ),
+  );
+}
+
+function scoresTable(frame, rules) {
+  const seats = frame.scores.map((_, s) => s);
+  const header = el("tr", {}, el("th", { scope: "col" }, "Round"), ...seats.map((s) => el("th", { scope: "col" }, name(s))));
+  const rows = frame.rounds.map((r, i) =>
+    el(
+      "tr",
+      {},
+      el("th", { scope: "row" }, `${i + 1}${r.winner === null ? " · nobody out" : ` · ${name(r.winner)} out`}`),
+      ...r.points.map((p) => el("td", {}, p)),
+    ),
+  );
+  const totals = el(
+    "tr",
+    { class: "totals" },
+    el("th", { scope: "row" }, "Total"),
+    ...frame.scores.map((score, seat) => el("td", { "data-seat": seat }, el("b", {}, score))),
+  );
+  const table = el("table", { class: "round-table", "aria-label": "Points per round and totals" }, header, ...rows, totals);
+  if (!rules.partners) return [table];
+  const teams = new Array(sides(rules)).fill(0);
+  frame.scores.forEach((s, seat) => (teams[sideOf(rules, seat)] += s));
+  return [table, el("p", { class: "note" }, `Team A: ${teams[0]} · Team B: ${teams[1]}`)];
+}
+
+function render(frame) {
+  const { rules, moves } = state.replay;
+  const size = deckSize(rules);
+  if (frame.kind === "deal") {
+    $("step-title").textContent = `Round ${frame.round} dealt`;
+    $("step-text").replaceChildren(`${name(frame.dealer)} dealt; ${name(frame.turn)} plays first.`);
+  } else {
+    $("step-title").textContent = `Move ${frame.moveNo} of ${moves.length} · round ${frame.round}`;
+    $("step-text").replaceChildren(el("b", {}, name(frame.seat)), " ", frame.by ? badge(frame.by) : "", " ", frame.text.endsWith("!") ? frame.text : `${frame.text}.`);
+  }
+  const endings = [];
+  if (frame.ended) {
+    const r = frame.ended;
+    const who = r.winner === null ? "nobody went out" : `${name(r.winner)} went out`;
+    const points = r.points.map((p, s) => `${name(s)} +${p}`).join(", ");
+    endings.push(`Round ${frame.round} over: ${who}. ${points}.`);
+  }
+  if (frame.phase === "match_over") endings.push(`${winnerText(rules, frame.winner, name)}.`);
+  $("round-end").textContent = endings.join(" ");
+  $("round-end").hidden = endings.length === 0;
+
+  $("racks").replaceChildren(...frame.racks.map((_, seat) => rackRow(frame, seat, size, rules)));
+  $("stock-count").textContent = `${frame.stock} card${frame.stock === 1 ? "" : "s"}`;
+  $("held").replaceChildren(
+    frame.held === null ? "—" : el("span", {}, chip(frame.held, size), ` from the ${frame.heldFrom === "discard" ? "discard pile" : "stock"}`),
+  );
+  const top = frame.discard[frame.discard.length - 1];
+  $("discard-top").replaceChildren(top === undefined ? "empty" : chip(top, size), ` (${frame.discard.length})`);
+  $("discard-list").replaceChildren(...frame.discard.map((c) => chip(c, size)));
+  $("discard-list").setAttribute("aria-label", `Discard pile, bottom to top: ${frame.discard.join(", ") || "empty"}`);
+  $("scores").replaceChildren(...scoresTable(frame, rules));
+}
+
+// -- stepping -----------------------------------------------------------------------------
+
+function setStep(index) {
+  const frames = state.replay.frames;
+  const step = Math.max(0, Math.min(frames.length - 1, index));
+  state.step = step;
+  const frame = frames[step];
+  const slider = $("slider");
+  slider.value = String(step);
+  const where = frame.kind === "deal" ? `round ${frame.round} dealt` : `move ${frame.moveNo} of ${state.replay.moves.length}`;
+  slider.setAttribute("aria-valuetext", `Step ${step} of ${frames.length - 1}: ${where}`);
+  $("step-count").textContent = `${step} of ${frames.length - 1}`;
+  $("viewer").dataset.step = String(step);
+  $("viewer").dataset.moves = String(frame.moveNo);
+  $("btn-first").disabled = step === 0;
+  $("btn-prev").disabled = step === 0;
+  $("btn-next").disabled = step === frames.length - 1;
+  $("btn-last").disabled = step === frames.length - 1;
+  render(frame);
+  if (step === frames.length - 1) stop();
+}
+
+function stop() {
+  if (state.timer !== null) clearInterval(state.timer);
+  state.timer = null;
+  const play = $("btn-play");
+  play.setAttribute("aria-pressed", "false");
+  play.textContent = "▶ Play";
+}
+
+function play() {
+  if (!state.replay) return;
+  if (state.step === state.replay.frames.length - 1) setStep(0);
+  stop();
+  state.timer = setInterval(() => setStep(state.step + 1), Number($("speed").value));
+  const button = $("btn-play");
+  button.setAttribute("aria-pressed", "true");
+  button.textContent = "❚❚ Pause";
+}
+
+const toggle = () => (state.timer === null ? play() : stop());
+
+function onKey(event) {
+  if (!state.replay || $("viewer").hidden) return;
+  if (event.altKey || event.ctrlKey || event.metaKey) return;
+  const target = event.target;
+  if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) return; // the slider steps itself
+  if (target instanceof HTMLButtonElement && (event.key === " " || event.key === "Enter")) return;
+  const actions = {
+    ArrowLeft: () => setStep(state.step - 1),
+    ArrowRight: () => setStep(state.step + 1),
+    Home: () => setStep(0),
+    End: () => setStep(state.replay.frames.length - 1),
+    " ": toggle,
+  };
+  const action = actions[event.key];
+  if (!action) return;
+  event.preventDefault();
+  if (event.key !== " ") stop();
+  action();
+}
+
+function wire() {
+  $("btn-first").addEventListener("click", () => (stop(), setStep(0)));
+  $("btn-prev").addEventListener("click", () => (stop(), setStep(state.step - 1)));
+  $("btn-next").addEventListener("click", () => (stop(), setStep(state.step + 1)));
+  $("btn-last").addEventListener("click", () => (stop(), setStep(state.replay.frames.length - 1)));
+  $("btn-play").addEventListener("click", toggle);
+  $("speed").addEventListener("change", () => state.timer !== null && play());
+  $("slider").addEventListener("input", () => (stop(), setStep(Number($("slider").value))));
+  document.addEventListener("keydown", onKey);
+  $("file-input").addEventListener("change", () => loadFile($("file-input").files[0]));
+  const zone = $("drop-zone");
+  const hasFiles = (event) => Array.from(event.dataTransfer?.types || []).includes("Files");
+  document.addEventListener("dragover", (event) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    zone.classList.add("over");
+  });
+  document.addEventListener("dragleave", (event) => {
+    if (event.relatedTarget === null) zone.classList.remove("over");
+  });
+  document.addEventListener("drop", (event) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    zone.classList.remove("over");
+    loadFile(event.dataTransfer.files[0]);
+  });
+}
+
+wire();
+const tableId = tableIdFromPath(location.pathname);
+if (tableId) {
+  state.names = replayNames(location.hash);
+  loadTable(tableId);
+} else {
+  showStatus("Open a downloaded match log to replay it.");
+}
