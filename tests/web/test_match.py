@@ -76,4 +76,13 @@ def test_a_whole_match_against_the_computer_played_by_clicks(page: Page, server_
     assert report["valid"] and report["finished"]
     assert report["scores"] == v["scores"]
     assert max(v["scores"]) >= 100
+
+    # the replay viewer, linked from the match-over screen, with the seats' names
+    page.locator("#btn-replay").click()
+    page.wait_for_url(re.compile(rf"/replay/{tv['table_id']}#seats=Ann,"))
+    expect(page.locator("#replay-status")).to_contain_text("✓ Verified")
+    expect(page.locator("#racks .rack-who b").first).to_have_text("Ann")
+    page.keyboard.press("End")
+    totals = page.locator("#scores .totals td").all_inner_texts()
+    assert [int(t) for t in totals] == v["scores"]
     assert page.errors == []  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@
 
 import { chip, el } from "./cards.js";
 import { scoredLength, longestRun } from "./rules.js";
+import { replayUrl } from "./replay-link.js";
 import { seatName } from "./table.js";
 import { verifyLog } from "./verify.js";
 
@@ -113,6 +114,7 @@ export function renderMatchOver(tv) {
   const download = $("btn-download");
   download.href = matchLogUrl(tv.table_id);
   download.setAttribute("download", `rackem-${tv.code || tv.table_id}.json`);
+  $("btn-replay").href = replayUrl(tv);
   const result = $("verify-result");
   if (!result.dataset.table || result.dataset.table !== tv.table_id) {
     result.textContent = "";
