@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from redis_engines import Engines
 
 PODMAN_SOCKET = Path("/run/podman/podman.sock")
 DOCKER_SOCKET = Path("/var/run/docker.sock")
@@ -112,6 +113,18 @@ def redis_url(container_engine: Engine) -> Iterator[str]:
         host = container.get_container_host_ip()
         port = container.get_exposed_port(container.port)
         yield f"redis://{host}:{port}/0"
+
+
+@pytest.fixture(scope="session")
+def redis_engines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engines]:
+    """Debian's redis-server and redis-sentinel on loopback (tests/redis_engines.py): a
+    single server, a 3-primary cluster and a Sentinel group, each started on first use
+    and shared by the session. ``redis_engines.url(kind)`` for ``kind`` in ``KINDS``."""
+    engines = Engines(tmp_path_factory.mktemp("redis-engines"))
+    try:
+        yield engines
+    finally:
+        engines.stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,28 +1,286 @@
-"""The one way services open Redis: from a URL, decoding responses to ``str``.
+"""The one way services open Redis: from ``REDIS_URL``, in one of Redis's own three modes.
 
-Connections come from a *blocking* pool of ``MAX_CONNECTIONS``: when a thousand tables
-append a move at once, the commands wait their turn for a connection (Redis runs one
-command at a time anyway) instead of failing. redis-py's default pool refuses the
-101st concurrent command outright, which under load closed tables for "store errors"
-that were only a full pool.
+``REDIS_URL`` chooses the engine (docs/deploy.md, "The Redis tier")::
+
+    redis://[[user]:password@]host:port[/db]        one server (rediss:// for TLS)
+    redis+sentinel://[[user]:password@]host:port[,host:port...]/SERVICE[/db]
+        the primary of SERVICE, found through the Sentinels listed and followed through
+        a failover (redis-py's ``Sentinel``); the password is the data nodes'; a
+        ``?sentinel_password=`` query authenticates to the Sentinels themselves
+    redis+cluster://[[user]:password@]host:port[,host:port...]
+        a Redis Cluster, found from any of the nodes listed (redis-py's ``RedisCluster``)
+
+Responses are decoded to ``str``. A single server's and a Sentinel primary's connections
+come from a *blocking* pool of ``MAX_CONNECTIONS``: when a thousand tables append a
+move at once the commands wait their turn for a connection (Redis runs one command at
+a time anyway) instead of failing. redis-py's default pool refuses the 101st concurrent
+command outright, which under load closed tables for "store errors" that were only a
+full pool. A cluster client holds up to ``CLUSTER_CONNECTIONS`` per node.
+
+Every code path that writes keys of more than one table or replica keeps to one slot
+per command (a hash tag per table, per registry, per matchmaker queue or room code), so
+the same code runs on all three; ``by_node`` groups batched commands per cluster node.
+``is_outage`` tells an outage (Redis unreachable, failing over, loading) from a bug.
 """
 
 from __future__ import annotations
 
-import redis.asyncio as aioredis
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
-__all__ = ["MAX_CONNECTIONS", "POOL_WAIT_S", "connect"]
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.exceptions import (
+    ClusterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+__all__ = [
+    "CLUSTER_CONNECTIONS",
+    "MAX_CONNECTIONS",
+    "POOL_WAIT_S",
+    "SOCKET_TIMEOUT_S",
+    "Command",
+    "Durability",
+    "NotReplicated",
+    "RedisClient",
+    "RedisTarget",
+    "connect",
+    "is_outage",
+    "parse_url",
+    "send_per_node",
+]
 
 MAX_CONNECTIONS = 64
 POOL_WAIT_S = 5.0  # a command waits this long for a free connection, then fails
+CLUSTER_CONNECTIONS = 256  # per node; commands are pipelined, so few are open at once
+SOCKET_TIMEOUT_S = 5.0  # a command unanswered this long fails (a frozen or gone server)
+CONNECT_TIMEOUT_S = 2.0
+HEALTH_CHECK_S = 10
+
+RedisClient = aioredis.Redis | RedisCluster
+"""What ``connect`` returns: a client of one server (single or Sentinel), or a cluster's."""
+
+SENTINEL_SCHEME = "redis+sentinel"
+CLUSTER_SCHEME = "redis+cluster"
 
 
-def connect(url: str) -> aioredis.Redis:
-    pool = aioredis.BlockingConnectionPool.from_url(
-        url,
+@dataclass(frozen=True, slots=True)
+class RedisTarget:
+    """A parsed ``REDIS_URL`` of the Sentinel or Cluster kind."""
+
+    mode: str  # "sentinel" or "cluster"
+    nodes: tuple[tuple[str, int], ...]
+    service: str = ""
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+    sentinel_password: str | None = field(default=None, repr=False)
+
+
+def parse_url(url: str) -> RedisTarget | None:
+    """The Sentinel or Cluster target of ``url``; None for a plain ``redis://`` URL."""
+    scheme = url.partition("://")[0].lower()
+    if scheme not in (SENTINEL_SCHEME, CLUSTER_SCHEME):
+        return None
+    parts = urlsplit(url)
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    username, _, password = userinfo.partition(":") if userinfo else ("", "", "")
+    nodes: list[tuple[str, int]] = []
+    for node in hosts.split(","):
+        host, _, port = node.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"{scheme}:// needs host:port pairs, got {node!r}")
+        nodes.append((host.strip("[]"), int(port)))
+    path = [p for p in parts.path.split("/") if p]
+    query = parse_qs(parts.query)
+    sentinel_password = query.get("sentinel_password", [None])[0]
+    common = {
+        "nodes": tuple(nodes),
+        "username": unquote(username) or None,
+        "password": unquote(password) or None,
+    }
+    if scheme == CLUSTER_SCHEME:
+        if path:
+            raise ValueError("a Redis Cluster has one database: redis+cluster:// takes no path")
+        return RedisTarget("cluster", **common)  # type: ignore[arg-type]
+    if not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
+        raise ValueError("redis+sentinel:// needs /SERVICE or /SERVICE/DB after the hosts")
+    return RedisTarget(
+        "sentinel",
+        service=unquote(path[0]),
+        db=int(path[1]) if len(path) == 2 else 0,
+        sentinel_password=sentinel_password,
+        **common,  # type: ignore[arg-type]
+    )
+
+
+class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """The Sentinel pool (finds and follows the primary) that waits for a free connection."""
+
+
+class _SentinelRedis(aioredis.Redis):
+    """The primary's client, which also closes its connections to the Sentinels."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        sentinels: Sentinel = self.connection_pool.sentinel_manager  # type: ignore[attr-defined]
+        try:
+            await super().aclose(close_connection_pool)
+        finally:
+            await sentinels.aclose()
+
+
+def connect(url: str) -> RedisClient:
+    """A client for ``url`` (see the module's doc for the three kinds)."""
+    target = parse_url(url)
+    if target is None:
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=POOL_WAIT_S,
+            decode_responses=True,
+            health_check_interval=HEALTH_CHECK_S,
+            socket_timeout=SOCKET_TIMEOUT_S,
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+        )
+        return aioredis.Redis.from_pool(pool)
+    if target.mode == "cluster":
+        return RedisCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in target.nodes],
+            max_connections=CLUSTER_CONNECTIONS,
+            username=target.username,
+            password=target.password,
+            decode_responses=True,
+            health_check_interval=HEALTH_CHECK_S,
+            socket_timeout=SOCKET_TIMEOUT_S,
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+        )
+    sentinel_kwargs: dict[str, object] = {
+        "socket_timeout": SOCKET_TIMEOUT_S,
+        "socket_connect_timeout": CONNECT_TIMEOUT_S,
+        "decode_responses": True,
+    }
+    if target.sentinel_password:
+        sentinel_kwargs["password"] = target.sentinel_password
+    sentinel = Sentinel(list(target.nodes), sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call]
+    client: aioredis.Redis = sentinel.master_for(
+        target.service,
+        redis_class=_SentinelRedis,
+        connection_pool_class=_BlockingSentinelPool,
         max_connections=MAX_CONNECTIONS,
         timeout=POOL_WAIT_S,
+        db=target.db,
+        username=target.username,
+        password=target.password,
         decode_responses=True,
-        health_check_interval=10,
+        health_check_interval=HEALTH_CHECK_S,
+        socket_timeout=SOCKET_TIMEOUT_S,
+        socket_connect_timeout=CONNECT_TIMEOUT_S,
     )
-    return aioredis.Redis.from_pool(pool)
+    return client
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` means Redis is unreachable for now (down, failing over, loading,
+    a cluster slot moving) rather than a refusal or a bug: callers answer ``unavailable``."""
+    if isinstance(
+        exc,
+        RedisConnectionError  # MasterNotFoundError, BusyLoadingError, MaxConnectionsError too
+        | RedisTimeoutError
+        | ClusterDownError  # MasterDownError too
+        | TryAgainError
+        | ReadOnlyError  # a demoted primary, before the client follows the failover
+        | NotReplicated
+        | SlotNotCoveredError
+        | OSError
+        | asyncio.TimeoutError,
+    ):
+        return True
+    return isinstance(exc, RedisClusterException) and "cannot be connected" in str(exc)
+
+
+@dataclass(frozen=True, slots=True)
+class Durability:
+    """How many replicas must have a write before it is acknowledged (``WAIT``), and how
+    long to wait for them. ``replicas=0``: the primary's word is enough."""
+
+    replicas: int = 0
+    wait_ms: int = 1000
+
+
+class NotReplicated(RedisError):
+    """Fewer replicas than asked confirmed a write in time: it may be on the primary only,
+    so it is not acknowledged (``is_outage``: the caller answers ``unavailable``)."""
+
+
+Command = tuple[str, tuple[Any, ...]]
+"""A command to send and one key it touches (which names its slot, hence its node)."""
+
+
+async def send_per_node(
+    client: RedisClient, commands: Sequence[Command], durability: Durability | None = None
+) -> list[Any]:
+    """Send ``commands`` in one pipeline per node (redis-py's cluster pipeline splits by
+    node and sends to all nodes at once; a single server's is one pipeline); each
+    command's answer, an error included, in order.
+
+    With ``durability.replicas``, each node's commands are followed on the same
+    connection by ``WAIT replicas wait_ms``: a command whose node confirmed fewer answers
+    ``NotReplicated`` instead of its result. This is the helper for any batch of
+    single-slot commands (scripts included: redis-py refuses ``evalsha`` in a cluster
+    pipeline, but not the raw ``EVALSHA`` command, whose slot it reads from the keys).
+    """
+    if not commands:
+        return []
+    replicas = durability.replicas if durability is not None else 0
+    wait_ms = durability.wait_ms if durability is not None else 0
+    node_of: list[str] = []
+    if isinstance(client, RedisCluster):
+        await client.initialize()  # the slots map, on first use (a no-op after)
+        nodes: dict[str, ClusterNode] = {}
+        for key, _ in commands:
+            node = client.get_node_from_key(key)
+            if node is None:
+                raise SlotNotCoveredError(f"no cluster node serves the slot of {key!r}")
+            nodes[node.name] = node
+            node_of.append(node.name)
+        async with client.pipeline(transaction=False) as cluster_pipe:
+            for _, args in commands:
+                cluster_pipe.execute_command(*args)
+            if replicas:
+                for node in nodes.values():
+                    cluster_pipe.execute_command("WAIT", replicas, wait_ms, target_nodes=node)
+            results = list(await cluster_pipe.execute(raise_on_error=False))
+        waited = dict(zip(nodes, results[len(commands) :], strict=True)) if replicas else {}
+    else:
+        async with client.pipeline(transaction=False) as pipe:
+            for _, args in commands:
+                pipe.execute_command(*args)
+            if replicas:
+                pipe.execute_command("WAIT", replicas, wait_ms)
+            results = list(await pipe.execute(raise_on_error=False))
+        node_of = [""] * len(commands)
+        waited = {"": results[len(commands)]} if replicas else {}
+    answers = results[: len(commands)]
+    if replicas:
+        for n, node_name in enumerate(node_of):
+            acked = waited[node_name]
+            if isinstance(answers[n], Exception):
+                continue
+            if isinstance(acked, Exception):
+                answers[n] = acked
+            elif int(acked) < replicas:
+                answers[n] = NotReplicated(
+                    f"{acked} of {replicas} replicas confirmed the write in {wait_ms} ms"
+                )
+    return answers

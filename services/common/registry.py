@@ -2,6 +2,10 @@
 
 Two implementations of one interface: Redis (deployments) and memory (``rackem up``
 without Redis, where table and matchmaker share one process and one store).
+
+On Redis the registry is ``rackem:{replicas}:set`` (the ids) and one expiring string
+``rackem:{replicas}:r:ID`` per replica, all under one hash tag: each heartbeat, removal
+and read is one Lua script on one Redis Cluster slot (no MULTI or MGET across slots).
 """
 
 from __future__ import annotations
@@ -11,15 +15,44 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-import redis.asyncio as aioredis
+from services.common.redis_client import RedisClient
 
 __all__ = ["MemoryRegistry", "RedisRegistry", "Registry", "Replica"]
 
-_SET = "rackem:replicas"
+_TAG = "rackem:{replicas}:"
+_SET = _TAG + "set"
+
+# KEYS: the set, the replica's key.  ARGV: id, body, ttl ms.
+_HEARTBEAT = """
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('SADD', KEYS[1], ARGV[1])
+return 1
+"""
+# KEYS: the set, the replica's key.  ARGV: id.
+_REMOVE = """
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[1], ARGV[1])
+return 1
+"""
+# KEYS: the set.  ARGV: the key prefix.  Returns id, body, id, body... of live replicas;
+# drops the ids whose key expired.
+_LIVE = """
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local body = redis.call('GET', ARGV[1] .. id)
+  if body then
+    out[#out + 1] = id
+    out[#out + 1] = body
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+return out
+"""
 
 
 def _key(replica_id: str) -> str:
-    return f"rackem:replica:{replica_id}"
+    return f"{_TAG}r:{replica_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,34 +90,25 @@ class MemoryRegistry:
 
 
 class RedisRegistry:
-    def __init__(self, client: aioredis.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self._redis = client
+        self._heartbeat = client.register_script(_HEARTBEAT)
+        self._remove = client.register_script(_REMOVE)
+        self._live = client.register_script(_LIVE)
 
     async def heartbeat(self, replica: Replica, ttl_ms: int) -> None:
         body = json.dumps(
             {"addr": replica.addr, "load": replica.load, "draining": replica.draining}
         )
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(_key(replica.id), body, px=ttl_ms)
-            pipe.sadd(_SET, replica.id)
-            await pipe.execute()
+        await self._heartbeat(keys=[_SET, _key(replica.id)], args=[replica.id, body, ttl_ms])
 
     async def remove(self, replica_id: str) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.delete(_key(replica_id))
-            pipe.srem(_SET, replica_id)
-            await pipe.execute()
+        await self._remove(keys=[_SET, _key(replica_id)], args=[replica_id])
 
     async def live(self) -> list[Replica]:
-        ids = sorted(str(i) for i in await self._redis.smembers(_SET))
-        if not ids:
-            return []
-        bodies = await self._redis.mget([_key(i) for i in ids])
+        flat = await self._live(keys=[_SET], args=[_key("")])
         out = []
-        for rid, body in zip(ids, bodies, strict=True):
-            if body is None:
-                await self._redis.srem(_SET, rid)
-                continue
+        for rid, body in sorted(zip(flat[::2], flat[1::2], strict=True)):
             data = json.loads(body)
-            out.append(Replica(rid, data["addr"], int(data["load"]), bool(data["draining"])))
+            out.append(Replica(str(rid), data["addr"], int(data["load"]), bool(data["draining"])))
         return out

@@ -13,6 +13,12 @@ its caller; a broken connection reaches every call of that batch, as it would ha
 reached each of them one by one. Calls of one batch are not a transaction, and their
 order is not promised (a table holds its lock across its append, so one table never has
 two calls in one batch).
+
+Each call's keys share one slot (a table's hash tag), so on a Redis Cluster a batch is
+one pipeline per node (``services.common.redis_client.send_per_node``). With
+``replicas`` set, each node's pipeline ends with ``WAIT replicas wait_ms``, and a call
+answers only once that many replicas have its write: else it fails ``NotReplicated``
+(the write may be on the primary alone; the caller treats it as an outage).
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError
+
+from services.common.redis_client import Durability, RedisClient, send_per_node
 
 __all__ = ["MAX_BATCH", "ScriptBatch"]
 
@@ -35,11 +42,16 @@ _Call = tuple[Sequence[str], Sequence[str | int], "asyncio.Future[Any]"]
 
 class ScriptBatch:
     def __init__(
-        self, client: aioredis.Redis, script: AsyncScript, max_batch: int = MAX_BATCH
+        self,
+        client: RedisClient,
+        script: AsyncScript,
+        max_batch: int = MAX_BATCH,
+        durability: Durability | None = None,
     ) -> None:
         self._redis = client
         self._script = script
         self._max = max_batch
+        self._durability = durability
         self._queued: list[_Call] = []
         self._sender: asyncio.Task[None] | None = None
         self.pipelines = 0  # pipelines sent, for tests and benchmarks
@@ -92,20 +104,12 @@ class ScriptBatch:
                 answer.set_result(result)
 
     async def _run(self, batch: list[_Call]) -> list[Any]:
-        """EVALSHA of each call, in one pipeline (a lone call: a plain command); a call's
-        error is its result. No SCRIPT EXISTS first, as redis-py's scripts in pipelines do:
-        that would be a second round trip per batch, for a case ``_send`` handles."""
+        """EVALSHA of each call, one pipeline per node; a call's error is its result. No
+        SCRIPT EXISTS first, as redis-py's scripts in pipelines do: that would be a second
+        round trip per batch, for a case ``_send`` handles."""
         sha = self._script.sha
-        if len(batch) == 1:
-            keys, args, _ = batch[0]
-            try:
-                return [await self._redis.evalsha(sha, len(keys), *keys, *args)]
-            except ResponseError as err:
-                return [err]
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for keys, args, _ in batch:
-                pipe.evalsha(sha, len(keys), *keys, *args)
-            return list(await pipe.execute(raise_on_error=False))
+        commands = [(keys[0], ("EVALSHA", sha, len(keys), *keys, *args)) for keys, args, _ in batch]
+        return await send_per_node(self._redis, commands, self._durability)
 
 
 def _stopped() -> Exception:

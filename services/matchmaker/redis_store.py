@@ -14,11 +14,12 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from services.common.errors import ServiceError
 from services.common.logs import event
+from services.common.redis_client import RedisClient
 from services.matchmaker import lua
 from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, Timings
 from services.matchmaker.store import ReleaseMode
@@ -59,7 +60,7 @@ _MESSAGES = {
 class RedisStore:
     """The Redis store. ``namespace`` must contain one hash tag; tests use their own."""
 
-    def __init__(self, client: aioredis.Redis, namespace: str = DEFAULT_NAMESPACE) -> None:
+    def __init__(self, client: RedisClient, namespace: str = DEFAULT_NAMESPACE) -> None:
         self._redis = client
         self._ns = namespace
         self._quick_join = client.register_script(lua.QUICK_JOIN)
@@ -232,8 +233,11 @@ class RedisStore:
         channel = self._key("ev")
         backoff = 0.1
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = None
             try:
+                if isinstance(self._redis, RedisCluster):
+                    await self._redis.initialize()  # its pub/sub picks a node from the slots
+                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
                 await pubsub.subscribe(channel)
                 yield ""
                 backoff = 0.1
@@ -245,7 +249,8 @@ class RedisStore:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
             finally:
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                if pubsub is not None:
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     async def close(self) -> None:
         await self._redis.aclose()

@@ -7,14 +7,13 @@ import secrets
 from dataclasses import dataclass
 
 import grpc
-import redis.asyncio as aioredis
 from grpc_health.v1 import _async as health_aio
 
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common import logs, loop
 from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
 from services.common.in_process import TableLinks
-from services.common.redis_client import connect
+from services.common.redis_client import Durability, RedisClient, connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.settings import from_env
 from services.table.bot_client import BotClient
@@ -43,7 +42,7 @@ class Running:
     health: health_aio.HealthServicer
     tables: Tables
     bots: BotClient
-    redis: aioredis.Redis | None
+    redis: RedisClient | None
     port: int
     addr: str
     service: TableService
@@ -87,7 +86,8 @@ async def create_server(
     if store is None or registry is None:
         if settings.redis_url:
             client = connect(settings.redis_url)
-            store = store or RedisStore(client)
+            durability = Durability(settings.redis_wait_replicas, settings.redis_wait_ms)
+            store = store or RedisStore(client, durability=durability)
             registry = registry or RedisRegistry(client)
         else:
             store = store or MemoryStore()

@@ -17,6 +17,10 @@ class TableSettings:
     port: int = 50052
     log_level: str = "INFO"
     redis_url: str | None = None  # unset: the in-process store (rackem up)
+    # A move (and a new table) is acknowledged once this many Redis replicas have it
+    # (WAIT), waiting at most redis_wait_ms; 0: once the primary has it (docs/deploy.md).
+    redis_wait_replicas: int = 0
+    redis_wait_ms: int = 1_000
     bot_addr: str = ""  # the bot service; empty: choose bot moves in-process
     advertise_addr: str = ""  # how other processes reach this replica; default HOST:PORT
     replica_id: str = ""  # default: random

@@ -8,17 +8,24 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
     rackem:{t:ID}:replies  hash    "seat:move_id" -> version; "latest:seat" -> [move_id, reply]
     rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed
     rackem:tables:live     set     ids of tables not finished (read by the sweeper)
+
+Every script and transaction touches one table's keys only, so on a Redis Cluster each
+is one slot's; batches of them go out one pipeline per node (``ScriptBatch``,
+``send_per_node``). With a ``Durability`` of one replica or more, a create or an append
+is acknowledged only once that many replicas have it (``WAIT``), so a failover never
+loses a move a player saw accepted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
-import redis.asyncio as aioredis
 
+from services.common.redis_client import Durability, RedisClient, send_per_node
 from services.common.script_batch import ScriptBatch
 from services.table.store import AppendResult
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
@@ -86,22 +93,25 @@ def keys(table_id: str) -> list[str]:
 
 
 class RedisStore:
-    def __init__(self, client: aioredis.Redis, chunk: int = CHUNK) -> None:
+    def __init__(
+        self, client: RedisClient, chunk: int = CHUNK, durability: Durability | None = None
+    ) -> None:
         self._redis = client
         self._chunk = chunk
-        self._create = client.register_script(_CREATE)
         # Every move is an append and many clock events a save: each is batched with
-        # the other tables' (services/common/script_batch.py), one pipeline per batch.
-        self._append = ScriptBatch(client, client.register_script(_APPEND), chunk)
+        # the other tables' (services/common/script_batch.py), one pipeline per node per
+        # batch. Creates and appends wait for the replicas ``durability`` asks for.
+        self._create = ScriptBatch(client, client.register_script(_CREATE), chunk, durability)
+        self._append = ScriptBatch(client, client.register_script(_APPEND), chunk, durability)
         self._save = ScriptBatch(client, client.register_script(_SAVE), chunk)
         self._acquire = client.register_script(_ACQUIRE)
-        self._renew = client.register_script(_RENEW)
+        self._renew = ScriptBatch(client, client.register_script(_RENEW), chunk)
         self._release = client.register_script(_RELEASE)
         self._finish = client.register_script(_FINISH)
 
     async def create(self, meta: TableMeta, state: TableState, owner: str, lease_ms: int) -> bool:
         args: list[str | int] = [meta.to_json(), state.to_json(), owner, lease_ms]
-        created = await self._create(keys=keys(meta.table_id), args=args)
+        created = await self._create(keys(meta.table_id), args)
         if created:
             await self._redis.sadd(LIVE, meta.table_id)
         return bool(created)
@@ -135,11 +145,11 @@ class RedisStore:
             state.to_json(),
             *_reply_fields(reply),
         ]
-        result = int(await self._append(keys=keys(table_id), args=args))
+        result = int(await self._append(keys(table_id), args))
         return "ok" if result == 1 else "conflict" if result == 0 else "lost"
 
     async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
-        return bool(await self._save(keys=keys(table_id), args=[owner, state.to_json()]))
+        return bool(await self._save(keys(table_id), [owner, state.to_json()]))
 
     async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
         fields = [f"{seat}:{move_id}", f"latest:{seat}"]
@@ -154,17 +164,15 @@ class RedisStore:
         return str(holder) or None
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
-        return bool(await self._renew(keys=keys(table_id), args=[owner, lease_ms]))
+        return bool(await self._renew(keys(table_id), [owner, lease_ms]))
 
     async def renew_many(self, table_ids: Sequence[str], owner: str, lease_ms: int) -> list[bool]:
-        """The ``_RENEW`` script per table (its own keys, its own slot), pipelined in chunks."""
-        renewed: list[bool] = []
-        for start in range(0, len(table_ids), self._chunk):
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for table_id in table_ids[start : start + self._chunk]:
-                    await self._renew(keys=keys(table_id), args=[owner, lease_ms], client=pipe)
-                renewed += [bool(done) for done in await pipe.execute()]
-        return renewed
+        """The ``_RENEW`` script per table (its own keys, its own slot), batched: one
+        pipeline per node per ``chunk`` tables."""
+        renewed = await asyncio.gather(
+            *(self._renew(keys(table_id), [owner, lease_ms]) for table_id in table_ids)
+        )
+        return [bool(done) for done in renewed]
 
     async def release(self, table_id: str, owner: str) -> None:
         await self._release(keys=keys(table_id), args=[owner])
@@ -188,11 +196,13 @@ class RedisStore:
         orphaned: list[str] = []
         for start in range(0, len(ids), self._chunk):
             chunk = ids[start : start + self._chunk]
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for table_id in chunk:
-                    pipe.exists(keys(table_id)[4])
-                held = await pipe.execute()
-            orphaned += [t for t, lease in zip(chunk, held, strict=True) if not lease]
+            leases = [keys(table_id)[4] for table_id in chunk]
+            held = await send_per_node(self._redis, [(k, ("EXISTS", k)) for k in leases])
+            for table_id, lease in zip(chunk, held, strict=True):
+                if isinstance(lease, Exception):
+                    raise lease
+                if not lease:
+                    orphaned.append(table_id)
         return orphaned
 
     async def forget(self, table_id: str) -> None:

@@ -1,22 +1,41 @@
-"""The store contract, on both implementations (memory, and Redis with its Lua scripts).
+"""The store contract, on both implementations: memory, and Redis with its Lua scripts as
+a single server, a 3-primary cluster and behind Sentinel (tests/redis_engines.py).
 
 Times are given explicitly (``now``), so fill timers and claim expiries are exact."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import pytest
+from redis_engines import KINDS, Engines
 
 from rackcore import Rules
 from services.common.errors import ServiceError
 from services.matchmaker.ids import hash_token, new_table_id, new_token
+from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.records import NewTable, Sitter, Timings
 from services.matchmaker.store import Store
 
+from .conftest import RedisFactory
+
 T = Timings(fill_ms=15_000, fill_lone_ms=30_000, claim_ms=10_000, retry_ms=1_000, max_attempts=3)
 NOW = 1_700_000_000_000
+
+
+@pytest.fixture(params=["memory", *KINDS])
+async def stores(
+    request: pytest.FixtureRequest, redis_engines: Engines
+) -> AsyncIterator[Callable[[], Store]]:
+    """Stores that share one state (each call another replica's view), on every engine."""
+    if request.param == "memory":
+        shared = MemoryStore()
+        yield lambda: shared
+        return
+    factory = RedisFactory(redis_engines.url(request.param))
+    yield factory.store
+    await factory.close()
 
 
 def sitter(name: str) -> Sitter:

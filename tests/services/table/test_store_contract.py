@@ -1,4 +1,5 @@
-"""One contract for the table store, run against the memory store and a real Redis."""
+"""One contract for the table store: the memory store, and Redis as a single server, a
+3-primary cluster and behind Sentinel (tests/redis_engines.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, fields
 
 import pytest
+from redis_engines import KINDS, Engines
 
-from services.common.redis_client import connect
+from services.common.redis_client import Durability, connect
 from services.table.store import TableStore
 from services.table.store_memory import MemoryStore
 from services.table.store_redis import RedisStore, keys
@@ -19,13 +21,17 @@ A, B = "replica-a 10.0.0.1:50052", "replica-b 10.0.0.2:50052"
 LEASE = 5_000
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.containers)])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[TableStore]:
+@pytest.fixture(params=["memory", *KINDS])
+async def store(
+    request: pytest.FixtureRequest, redis_engines: Engines
+) -> AsyncIterator[TableStore]:
     if request.param == "memory":
         yield MemoryStore()
         return
-    client = connect(request.getfixturevalue("redis_url"))
-    yield RedisStore(client)
+    client = connect(redis_engines.url(request.param))
+    # Behind Sentinel, as deployed there: a move counts once the replica has it.
+    replicas = 1 if request.param == "sentinel" else 0
+    yield RedisStore(client, durability=Durability(replicas, 2_000))
     await client.aclose()
 
 
@@ -226,9 +232,9 @@ async def test_orphans_leave_out_the_tables_asked_to_skip(store: TableStore) -> 
     assert first.table_id in orphans and second.table_id not in orphans
 
 
-@pytest.mark.containers
-async def test_redis_renews_and_sweeps_in_chunks(redis_url: str) -> None:
-    client = connect(redis_url)
+@pytest.mark.parametrize("kind", KINDS)
+async def test_redis_renews_and_sweeps_in_chunks(redis_engines: Engines, kind: str) -> None:
+    client = connect(redis_engines.url(kind))
     store = RedisStore(client, chunk=2)
     try:
         ids, expected = await _leases_held_and_lost(store)
