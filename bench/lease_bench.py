@@ -2,7 +2,8 @@
 
     python bench/lease_bench.py [--tables 2000] [--rounds 20] [--chunk 500]
 
-Starts its own ``redis-server`` (no persistence) on a free port, creates ``--tables``
+Starts its own ``redis-server`` (durable as deployed: AOF fsynced every second, a
+password) on a free port, creates ``--tables``
 tables there through ``RedisStore``, and times renewal rounds the old way (one awaited
 ``renew`` per table, as ``Tables._renew`` did) and with ``renew_many`` (pipelined
 chunks). Then the sweep's read (``orphans``) with two replicas' worth of tables, half
@@ -17,13 +18,17 @@ import argparse
 import asyncio
 import contextlib
 import os
+import secrets
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -32,6 +37,7 @@ from services.common.redis_client import connect  # noqa: E402
 from services.table.store_redis import RedisStore  # noqa: E402
 from services.table.stored import SeatMeta, TableMeta, TableState  # noqa: E402
 
+PASSWORD = secrets.token_hex(16)
 LOCAL = "127.0.0.1"
 HERE, OTHER = "replica-a 10.0.0.1:50052", "replica-b 10.0.0.2:50052"
 LEASE_MS = 60_000  # long: no lease expires during the run
@@ -44,20 +50,20 @@ def free_port() -> int:
         return port
 
 
-def start_redis() -> tuple[subprocess.Popen[bytes], int]:
+def start_redis(workdir: str) -> tuple[subprocess.Popen[bytes], int]:
     if shutil.which("redis-server") is None:
         raise SystemExit("redis-server is not installed (apt-get install redis-server)")
     port = free_port()
-    command = ["redis-server", "--port", str(port), "--bind", LOCAL]
-    command += ["--save", "", "--appendonly", "no"]
+    command = ["redis-server", "--port", str(port), "--bind", LOCAL, "--dir", workdir]
+    command += ["--save", "", "--appendonly", "yes", "--appendfsync", "everysec"]
+    command += ["--requirepass", PASSWORD]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise SystemExit("redis-server exited")
-        with contextlib.suppress(OSError), socket.create_connection((LOCAL, port), 1) as sock:
-            sock.sendall(b"PING\r\n")
-            if sock.recv(16).startswith(b"+PONG"):
+        with contextlib.suppress(redis.RedisError), redis.Redis(port=port, password=PASSWORD) as c:
+            if c.ping():
                 return process, port
         time.sleep(0.05)
     process.kill()
@@ -92,8 +98,9 @@ async def measure(
 
 
 async def bench(args: argparse.Namespace) -> None:
-    redis, port = start_redis()
-    client = connect(f"redis://{LOCAL}:{port}/0")
+    workdir = tempfile.mkdtemp(prefix="rackem-lease-bench-")
+    redis_server, port = start_redis(workdir)
+    client = connect(f"redis://:{PASSWORD}@{LOCAL}:{port}/0")
     try:
         store = RedisStore(client, chunk=args.chunk)
         ids = [f"t{i:06d}" for i in range(args.tables)]
@@ -110,8 +117,10 @@ async def bench(args: argparse.Namespace) -> None:
         async def batched() -> None:
             assert all(await store.renew_many(ids, HERE, LEASE_MS))
 
-        await measure("renew: one call per table (old)", args.rounds, redis.pid, one_by_one)
-        await measure(f"renew_many (chunks of {args.chunk})", args.rounds, redis.pid, batched)
+        await measure("renew: one call per table (old)", args.rounds, redis_server.pid, one_by_one)
+        await measure(
+            f"renew_many (chunks of {args.chunk})", args.rounds, redis_server.pid, batched
+        )
 
         others = [f"u{i:06d}" for i in range(args.tables)]  # another replica's tables
         for table_id in others:
@@ -119,16 +128,19 @@ async def bench(args: argparse.Namespace) -> None:
         held = frozenset(ids)
         total = len(ids) + len(others)
         print(f"sweep over {total} live tables, {len(held)} of them held here, per round:")
-        await measure("orphans(): every lease read (old)", args.rounds, redis.pid, store.orphans)
+        await measure(
+            "orphans(): every lease read (old)", args.rounds, redis_server.pid, store.orphans
+        )
 
         async def skipping() -> None:
             await store.orphans(held)
 
-        await measure("orphans(skip=held here)", args.rounds, redis.pid, skipping)
+        await measure("orphans(skip=held here)", args.rounds, redis_server.pid, skipping)
     finally:
         await client.aclose()
-        redis.terminate()
-        redis.wait(10)
+        redis_server.terminate()
+        redis_server.wait(10)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main() -> None:

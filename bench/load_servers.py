@@ -13,6 +13,7 @@ import contextlib
 import importlib
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -24,6 +25,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import redis
 
 __all__ = [
     "Processes",
@@ -121,7 +124,8 @@ def _start_up(settings: dict[str, str]) -> Servers:
 
 
 def _start_processes(settings: dict[str, str], tables: int) -> Servers:
-    """Redis (``redis-server``, no persistence) and ``tests/system/stack.py``'s services."""
+    """Redis (``redis-server``, durable as deployed: AOF fsynced every second, a password)
+    and ``tests/system/stack.py``'s services."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     # The system tests' runner; loaded by name, so these figures never type-check the tests.
@@ -132,16 +136,19 @@ def _start_processes(settings: dict[str, str], tables: int) -> Servers:
     try:
         workdir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="rackem-load-")))
         redis_port = free_port()
+        password = secrets.token_hex(16)
         command = ["redis-server", "--port", str(redis_port), "--bind", LOCAL]
-        command += ["--save", "", "--appendonly", "no", "--maxclients", "20000"]
+        command += ["--dir", str(workdir), "--save", "", "--maxclients", "20000"]
+        command += ["--appendonly", "yes", "--appendfsync", "everysec"]
+        command += ["--requirepass", password]
         redis = subprocess.Popen(
             command,
             stdout=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
         )
         servers.processes["redis"] = redis
-        _wait_redis(redis_port, redis)
-        stack = stack_class(workdir, f"redis://{LOCAL}:{redis_port}/0", settings)
+        _wait_redis(redis_port, password, redis)
+        stack = stack_class(workdir, f"redis://:{password}@{LOCAL}:{redis_port}/0", settings)
         stack.build(tables=tables)
         cleanup.callback(stack.stop)
         stack.start(READY_TIMEOUT_S)
@@ -155,14 +162,16 @@ def _start_processes(settings: dict[str, str], tables: int) -> Servers:
     return servers
 
 
-def _wait_redis(port: int, process: subprocess.Popen[bytes]) -> None:
+def _wait_redis(port: int, password: str, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise SystemExit("redis-server exited")
-        with contextlib.suppress(OSError), socket.create_connection((LOCAL, port), 1) as sock:
-            sock.sendall(b"PING\r\n")
-            if sock.recv(16).startswith(b"+PONG"):
+        with (
+            contextlib.suppress(redis.RedisError),
+            redis.Redis(port=port, password=password, socket_timeout=1) as client,
+        ):
+            if client.ping():
                 return
         time.sleep(0.1)
     raise SystemExit("redis-server did not answer")

@@ -34,7 +34,7 @@ def test_compose_file_describes_the_stack(compose: list[str]) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "RACKEM_PORT": "8000"},
+        env={**os.environ, "RACKEM_PORT": "8000", "REDIS_PASSWORD": "pw-of-the-test"},
     )
     assert rendered.returncode == 0, rendered.stderr
     services: dict[str, Any] = json.loads(rendered.stdout)["services"]
@@ -59,6 +59,29 @@ def test_compose_file_describes_the_stack(compose: list[str]) -> None:
     (published,) = services["gateway"]["ports"]
     assert (published["target"], published["published"]) == (8000, "8000")
     assert not any("ports" in services[name] for name in SERVICES - {"gateway"})
+    # Durable by default: AOF fsynced every second on a volume, behind the password.
+    redis = services["redis"]
+    command = " ".join(redis["command"])
+    assert "--appendonly yes --appendfsync everysec" in command
+    assert '--requirepass "$$REDIS_PASSWORD"' in command  # escaped: the shell's
+    assert redis["environment"]["REDIS_PASSWORD"] == "pw-of-the-test"
+    assert [v["target"] for v in redis["volumes"]] == ["/data"]
+    for name in ("table-1", "table-2", "matchmaker"):
+        url = services[name]["environment"]["REDIS_URL"]
+        assert url == "redis://:pw-of-the-test@redis:6379/0"
+
+
+def test_compose_refuses_to_run_redis_without_a_password(compose: list[str]) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_PASSWORD"}
+    rendered = subprocess.run(
+        [*compose, "--env-file", os.devnull, "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert rendered.returncode != 0
+    assert "REDIS_PASSWORD" in rendered.stderr
 
 
 @dataclass(frozen=True)
@@ -89,6 +112,7 @@ def stack(container_engine: Engine, compose: list[str]) -> Iterator[Stack]:
     project = f"rackem-test-{secrets.token_hex(3)}"
     stack = Stack([*compose, "--project-name", project], {**os.environ}, free_port())
     stack.env["RACKEM_PORT"] = str(stack.port)
+    stack.env["REDIS_PASSWORD"] = secrets.token_hex(16)
     healthchecks = None
     if container_engine.podman:  # podman runs no healthchecks by itself
         healthchecks = subprocess.Popen(

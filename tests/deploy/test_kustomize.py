@@ -177,24 +177,40 @@ def test_ingress_routes_to_the_gateway_and_keeps_websockets_open(
     }
 
 
-def test_dev_runs_redis_in_the_cluster(render: Render) -> None:
-    manifests = render("dev")
-    assert "redis" in by_kind(manifests, "Deployment")
-    assert "redis" in by_kind(manifests, "Service")
-    for name in ("table", "matchmaker"):
-        assert by_kind(manifests, "ConfigMap")[name]["data"]["REDIS_URL"] == "redis://redis:6379/0"
-
-
-def test_prod_reads_redis_from_a_secret_and_runs_none(render: Render) -> None:
-    manifests = render("prod")
-    assert "redis" not in by_kind(manifests, "Deployment")
-    assert "redis" not in by_kind(manifests, "Service")
+def _redis_url_from_the_secret(manifests: tuple[Manifest, ...]) -> None:
     for name in ("table", "matchmaker"):
         assert "REDIS_URL" not in by_kind(manifests, "ConfigMap")[name]["data"]
         container = pod_spec(by_kind(manifests, "Deployment")[name])["containers"][0]
         env = {var["name"]: var for var in container["env"]}
         secret = env["REDIS_URL"]["valueFrom"]["secretKeyRef"]
         assert secret == {"name": "rackem-redis", "key": "url"}
+
+
+def test_dev_runs_a_durable_redis_behind_a_password_in_the_cluster(render: Render) -> None:
+    manifests = render("dev")
+    assert "redis" not in by_kind(manifests, "Deployment")
+    redis = by_kind(manifests, "StatefulSet")["redis"]
+    assert "redis" in by_kind(manifests, "Service")
+    (claim,) = redis["spec"]["volumeClaimTemplates"]
+    assert claim["metadata"]["name"] == "data"
+    (container,) = pod_spec(redis)["containers"]
+    assert {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["data"] == "/data"
+    config = by_kind(manifests, "ConfigMap")["redis"]["data"]["redis.conf"].splitlines()
+    assert {"appendonly yes", "appendfsync everysec", "dir /data"} <= set(config)
+    assert "maxmemory-policy noeviction" in config
+    env = {var["name"]: var for var in container["env"]}
+    password = env["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert password == {"name": "rackem-redis", "key": "password"}
+    assert '--requirepass "$REDIS_PASSWORD"' in container["args"][0]
+    _redis_url_from_the_secret(manifests)
+
+
+def test_prod_reads_redis_from_a_secret_and_runs_none(render: Render) -> None:
+    manifests = render("prod")
+    assert "redis" not in by_kind(manifests, "StatefulSet")
+    assert "redis" not in by_kind(manifests, "Service")
+    assert "redis" not in by_kind(manifests, "ConfigMap")
+    _redis_url_from_the_secret(manifests)
 
 
 def test_prod_autoscales_the_gateway_and_the_bot(render: Render) -> None:

@@ -1,4 +1,5 @@
-"""One whole system per test module: every service its own process, on a real Redis."""
+"""One whole system per test module: every service its own process, on a real Redis
+(Debian's redis-server, durable as deployed: AOF and a password; tests/redis_engines.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
+from redis_engines import Engines
 
 from .stack import Stack
 
@@ -28,12 +29,12 @@ SETTINGS = {
 
 
 @pytest.fixture(scope="module")
-def stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(redis_engines: Engines, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     workdir: Path = tmp_path_factory.mktemp("stack")
     # Each module's system starts from an empty Redis: no open tables of a stopped system.
-    with redis.Redis.from_url(redis_url) as client:
-        client.flushall()
-    system = Stack(workdir, redis_url, SETTINGS)
+    engine = redis_engines.get("single")
+    engine.flush()
+    system = Stack(workdir, engine.url, SETTINGS)
     system.build(tables=1)
     try:
         system.start()
