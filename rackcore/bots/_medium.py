@@ -94,4 +94,4 @@ class Easy(Medium):
     """A beginner: medium's rack sense, blurred by noise, and no repairs."""
 
     level = "easy"
-    params = SimpleParams(take_margin=1.5, noise=3.0, uses_repair=False)
+    params = SimpleParams(take_margin=1.0, noise=1.5, uses_repair=False)

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import table_pb2 as tb
@@ -27,6 +28,7 @@ from services.gateway.origins import origin_allowed
 from services.gateway.replay_page import replay_routes
 from services.gateway.session import POLICY, Session
 from services.gateway.settings import GatewaySettings
+from services.gateway.static_files import StaticSite
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
@@ -131,8 +133,9 @@ def create_app(
             Route("/metrics", metrics),
             Route("/match/{table_id}.json", match_record),
             *replay_routes(static),
-            Mount("/", StaticFiles(directory=static, html=True, check_dir=False)),
+            *StaticSite(static).routes(),
         ],
+        middleware=[Middleware(GZipMiddleware, minimum_size=512)],
         lifespan=lifespan,
     )
     app.state.hub = hub

@@ -1,5 +1,9 @@
 """The levels are ordered: on a small fixed sample of rounds, the stronger bot wins more.
 
+Easy is a beginner who does not stall (it goes out in at most 22 own turns on
+average at two players) and still loses clearly to medium in matches to 500: the
+Wilson interval of medium's win rate lies above 75% on these fixed seeds.
+
 A match to a target of 50 ends with the first round someone goes out, so each
 match here is one round. Seats alternate so each bot moves first equally often.
 The full strength table (matches to 500) is measured by ``rackem tournament`` and
@@ -8,8 +12,10 @@ written down in docs/bots.md.
 
 from __future__ import annotations
 
+from statistics import mean
+
 from rackcore import Rules
-from rackem.tournament import match_seed, play_match, seating
+from rackem.tournament import match_seed, play_match, seating, wilson
 
 ROUNDS = Rules(players=2, target=50)
 
@@ -25,6 +31,24 @@ def _wins(strong: str, weak: str, rounds: int) -> int:
 
 def test_medium_beats_easy() -> None:
     assert _wins("medium", "easy", 20) >= 15
+
+
+def test_easy_goes_out_in_at_most_22_own_turns_on_average_at_two_players() -> None:
+    # Beginners make mistakes, but do not stall: 40 rounds at all-easy tables.
+    turns: list[int] = []
+    for i in range(40):
+        turns += play_match(ROUNDS, ("easy", "easy"), match_seed("easy-pace", i)).out_turns
+    assert len(turns) == 40 and mean(turns) <= 22
+
+
+def test_medium_wins_three_matches_in_four_against_easy_to_500() -> None:
+    rules = Rules(players=2, target=500)
+    matches, won = 20, 0
+    for i in range(matches):
+        seats = seating(["medium", "easy"], 2, i)
+        record = play_match(rules, seats, match_seed("strength-500/medium/easy", i))
+        won += seats[record.winner] == "medium"
+    assert wilson(won, matches)[0] >= 0.75  # at 95% confidence, not by luck of the draw
 
 
 def test_hard_beats_medium() -> None:

@@ -47,7 +47,10 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (request.method !== "GET" || url.origin !== self.location.origin) return;
-  const path = url.pathname === "/" || url.pathname === "/index.html" ? "/" : url.pathname;
+  // The page loads its files under /v/<version>/ (services/gateway/static_files.py):
+  // they are kept under their plain paths, so the shell opens offline whatever its version.
+  const plain = url.pathname.replace(/^\/v\/[^/]+\//, "/");
+  const path = plain === "/" || plain === "/index.html" ? "/" : plain;
   if (!SHELL.includes(path)) return; // /ws, /match/…, health: straight to the network
   event.respondWith(
     fetch(request)
