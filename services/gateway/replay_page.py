@@ -30,7 +30,9 @@ def replay_routes(static: Path) -> list[Route]:
             return PlainTextResponse("Not Found", status_code=404)
         table_id = request.path_params.get("table_id")
         status = 200 if table_id is None or _TABLE_ID.fullmatch(table_id) else 404
-        return FileResponse(page, status_code=status, media_type="text/html")
+        response = FileResponse(page, status_code=status, media_type="text/html")
+        response.headers["Cache-Control"] = "no-cache"  # kept, and asked again with its ETag
+        return response
 
     return [
         Route("/replay", replay, methods=["GET", "HEAD"]),

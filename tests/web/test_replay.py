@@ -238,6 +238,16 @@ def test_a_downloaded_log_opens_by_drop_or_picker_and_a_tampered_one_is_refused(
     page.keyboard.press("End")
     assert totals(page) == log["result"]["scores"]
 
+    # a table that ended before anyone won (abandoned): replayed, and said so at its end
+    ended = {**json.loads(json.dumps(log)), "moves": log["moves"][:10]}
+    del ended["result"]
+    drop_file(page, "ended.json", json.dumps(ended))
+    expect(page.locator("#replay-status")).to_contain_text("all 10 moves are legal")
+    page.keyboard.press("End")
+    expect(page.locator("#round-end")).to_have_text(
+        "The table ended here, before anyone won the match."
+    )
+
     # a tampered move: refused, with the move named, and nothing replayed
     tampered = json.loads(json.dumps(log))
     index = next(i for i, m in enumerate(tampered["moves"]) if m["act"] == "draw")

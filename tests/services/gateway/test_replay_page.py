@@ -35,6 +35,7 @@ async def test_the_replay_page_is_served_for_any_table_and_reveals_nothing(
         assert running.status_code == 200
         assert running.headers["content-type"].startswith("text/html")
         assert running.text == PAGE
+        assert running.headers["cache-control"] == "no-cache"
         assert "<h1" in running.text
         assert (await http.get(http_url(gateway, f"/match/{table_id}.json"))).status_code == 404
 

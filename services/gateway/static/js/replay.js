@@ -238,6 +238,9 @@ function render(frame) {
     endings.push(`Round ${frame.round} over: ${who}. ${points}.`);
   }
   if (frame.phase === "match_over") endings.push(`${winnerText(rules, frame.winner, name)}.`);
+  else if (frame === state.replay.frames[state.replay.frames.length - 1] && !state.replay.report.finished) {
+    endings.push("The table ended here, before anyone won the match.");
+  }
   $("round-end").textContent = endings.join(" ");
   $("round-end").hidden = endings.length === 0;
 
