@@ -21,10 +21,11 @@ from rackcore._rng import Stream, commitment, deck_for_round, first_dealer, new_
 from rackcore._rules import Rules
 from rackcore._scoring import bonus_for_run, is_winning, longest_run, rack_points, scored_length
 from rackcore._state import Match, Outcome, RoundResult
-from rackcore._view import View, observe
+from rackcore._view import SPECTATOR, View, observe
 
 __all__ = [
     "FORMAT",
+    "SPECTATOR",
     "IllegalMoveError",
     "LogError",
     "MalformedMoveError",

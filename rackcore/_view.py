@@ -11,7 +11,10 @@ from rackcore._moves import Move
 from rackcore._rules import Rules
 from rackcore._state import Match, RoundResult
 
-__all__ = ["View", "observe"]
+__all__ = ["SPECTATOR", "View", "observe"]
+
+SPECTATOR = -1
+"""The observer who holds no seat: ``observe(state, SPECTATOR)`` is what every seat may see."""
 
 Racks = tuple[tuple[int, ...], ...]
 
@@ -114,8 +117,12 @@ def _tupled(value: Any) -> Any:
 
 
 def observe(state: Match, seat: int) -> View:
-    """The view of ``seat``: its own rack and public information, never a hidden card."""
-    if not 0 <= seat < state.players:
+    """The view of ``seat``: its own rack and public information, never a hidden card.
+
+    ``SPECTATOR`` (a watcher, not at the table) gets the public information only: no rack
+    of its own (``rack`` empty), the held card only when it came from the discard pile.
+    """
+    if not (0 <= seat < state.players or seat == SPECTATOR):
         raise RackError(f"no seat {seat} at this table")
     revealed = state.phase in ("round_over", "match_over")
     holder_sees = state.turn == seat or state.held_from == "discard"
@@ -127,7 +134,7 @@ def observe(state: Match, seat: int) -> View:
         dealer=state.dealer,
         turn=state.turn,
         phase=state.phase,
-        rack=tuple(state.racks[seat]),
+        rack=tuple(state.racks[seat]) if seat != SPECTATOR else (),
         held=state.held if holder_sees else None,
         held_from=state.held_from,
         discard=tuple(state.discard),

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rackcore import Match, Move, Rules, View, observe
+from rackcore import SPECTATOR, Match, Move, Rules, View, observe
 
 Deck = Callable[..., list[int]]
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -150,4 +150,75 @@ def test_a_view_never_carries_another_seats_hidden_cards_before_the_reveal(
             if match.turn != seat and match.held_from == "stock":
                 assert view.held is None
                 assert match.held not in shown
+        match.apply(_pick(match, rnd))
+
+
+def _public(match: Match) -> set[int]:
+    """The cards every seat may know now: all a spectator may ever be shown of this moment
+    (what every seat was dealt or saw, the pickups placed in view, a stock formed in view)."""
+    known = {c for row in match.known for c in row if c is not None}
+    if match.stock_public:
+        known |= set(match.stock)
+    return known | set.intersection(*(_entitled(match, seat) for seat in range(match.players)))
+
+
+@PROPERTY
+@given(
+    rules=table_rules(),
+    data=st.data(),
+    rnd=st.randoms(use_true_random=False),
+)
+def test_states_that_differ_in_any_card_a_seat_cannot_see_give_a_spectator_the_same_view(
+    deck: Deck, rules: Rules, data: st.DataObject, rnd: random.Random
+) -> None:
+    n, size = rules.players, rules.deck_size
+    dealer = data.draw(st.integers(0, n - 1), label="dealer")
+    first = data.draw(st.permutations(range(1, size + 1)), label="deck")
+    steps = data.draw(st.integers(0, 150), label="steps")
+
+    a = Match(rules, decks=[list(first)], dealer=dealer)
+    views, public = [observe(a, SPECTATOR)], _public(a)
+    moves: list[Move] = []
+    while len(moves) < steps and a.phase in ("draw", "resolve"):
+        move = _pick(a, rnd, stays_in=SPECTATOR)  # nobody goes out: every rack is hidden
+        a.apply(move)
+        moves.append(move)
+        views.append(observe(a, SPECTATOR))
+        public |= _public(a)
+
+    hidden = sorted(set(range(1, size + 1)) - public)
+    swapped = dict(zip(hidden, data.draw(st.permutations(hidden), label="hidden"), strict=True))
+    b = Match(rules, decks=[[swapped.get(c, c) for c in first]], dealer=dealer)
+    assert observe(b, SPECTATOR) == views[0]
+    for move, view in zip(moves, views[1:], strict=True):
+        b.apply(move)
+        assert observe(b, SPECTATOR) == view
+
+
+@PLAYOUT
+@given(
+    rules=table_rules(reshuffle=True),
+    seed=st.binary(min_size=32, max_size=32),
+    rnd=st.randoms(use_true_random=False),
+)
+def test_a_spectator_sees_no_rack_no_held_stock_card_no_stock_order_and_no_seed_before_the_end(
+    rules: Rules, seed: bytes, rnd: random.Random
+) -> None:
+    match = Match(rules, seed)
+    for _ in range(300):
+        view = observe(match, SPECTATOR)
+        text = json.dumps(view.to_dict())
+        assert view.seat == SPECTATOR and view.rack == () and not view.my_turn
+        assert view.legal_moves() == ()
+        if match.phase == "match_over":
+            assert seed.hex() in text
+            break
+        assert seed.hex() not in text
+        if not match.stock_public and len(match.stock) >= 2:
+            assert json.dumps(match.stock) not in text
+        if match.held_from == "stock":
+            assert view.held is None
+        if match.phase != "round_over":
+            assert view.racks is None
+            assert _cards_placed(view) <= _public(match)
         match.apply(_pick(match, rnd))
