@@ -393,6 +393,7 @@ class TableView(_message.Message):
     CONTINUED_FIELD_NUMBER: _builtins.int
     LAST_MOVE_FIELD_NUMBER: _builtins.int
     ENDED_REASON_FIELD_NUMBER: _builtins.int
+    WATCHERS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     code: _builtins.str
     version: _builtins.int
@@ -407,6 +408,8 @@ class TableView(_message.Message):
     """round over: unix ms when the next round starts anyway"""
     ended_reason: _builtins.str
     """finished | abandoned | closed"""
+    watchers: _builtins.int
+    """spectators watching now"""
     @_builtins.property
     def view(self) -> Global___View: ...
     @_builtins.property
@@ -434,10 +437,11 @@ class TableView(_message.Message):
         continued: _abc.Iterable[_builtins.bool] | None = ...,
         last_move: Global___Move | None = ...,
         ended_reason: _builtins.str = ...,
+        watchers: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["last_move", b"last_move", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "continue_deadline_ms", b"continue_deadline_ms", "continued", b"continued", "deadline_ms", b"deadline_ms", "ended_reason", b"ended_reason", "last_move", b"last_move", "remaining_ms", b"remaining_ms", "seats", b"seats", "status", b"status", "table_id", b"table_id", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "continue_deadline_ms", b"continue_deadline_ms", "continued", b"continued", "deadline_ms", b"deadline_ms", "ended_reason", b"ended_reason", "last_move", b"last_move", "remaining_ms", b"remaining_ms", "seats", b"seats", "status", b"status", "table_id", b"table_id", "version", b"version", "view", b"view", "watchers", b"watchers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

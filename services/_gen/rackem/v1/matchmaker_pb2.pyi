@@ -49,10 +49,13 @@ class CreatePrivateRequest(_message.Message):
     RULES_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     START_NOW_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     level: _builtins.str
     """difficulty of the bots that fill empty seats"""
     start_now: _builtins.bool
+    spectators: _builtins.str
+    """off (default) | public: anyone with the code may watch"""
     @_builtins.property
     def rules(self) -> _game_pb2.Rules: ...
     def __init__(
@@ -62,10 +65,11 @@ class CreatePrivateRequest(_message.Message):
         rules: _game_pb2.Rules | None = ...,
         level: _builtins.str = ...,
         start_now: _builtins.bool = ...,
+        spectators: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "name", b"name", "rules", b"rules", "start_now", b"start_now"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "name", b"name", "rules", b"rules", "spectators", b"spectators", "start_now", b"start_now"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -174,6 +178,7 @@ class Lobby(_message.Message):
     FILL_DEADLINE_MS_FIELD_NUMBER: _builtins.int
     PUBLIC_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     table_id: _builtins.str
     creator_seat: _builtins.int
@@ -186,6 +191,8 @@ class Lobby(_message.Message):
     """quick match: unix ms when bots fill and it starts; 0 = none"""
     public: _builtins.bool
     level: _builtins.str
+    spectators: _builtins.str
+    """off | public"""
     @_builtins.property
     def rules(self) -> _game_pb2.Rules: ...
     @_builtins.property
@@ -203,10 +210,11 @@ class Lobby(_message.Message):
         fill_deadline_ms: _builtins.int = ...,
         public: _builtins.bool = ...,
         level: _builtins.str = ...,
+        spectators: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "creator_seat", b"creator_seat", "fill_deadline_ms", b"fill_deadline_ms", "level", b"level", "public", b"public", "replica", b"replica", "rules", b"rules", "seats", b"seats", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "creator_seat", b"creator_seat", "fill_deadline_ms", b"fill_deadline_ms", "level", b"level", "public", b"public", "replica", b"replica", "rules", b"rules", "seats", b"seats", "spectators", b"spectators", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

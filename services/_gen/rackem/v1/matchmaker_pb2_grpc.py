@@ -74,6 +74,11 @@ class MatchmakerStub:
                 request_serializer=rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
                 _registered_method=True)
+        self.WatchCode = channel.unary_stream(
+                '/rackem.v1.Matchmaker/WatchCode',
+                request_serializer=rackem_dot_v1_dot_matchmaker__pb2.LobbyRequest.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
+                _registered_method=True)
 
 
 class MatchmakerServicer:
@@ -133,6 +138,13 @@ class MatchmakerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchCode(self, request, context):
+        """The same by room code, for a spectator: until the table starts or closes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchmakerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -174,6 +186,11 @@ def add_MatchmakerServicer_to_server(servicer, server):
             'WatchLobby': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchLobby,
                     request_deserializer=rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.FromString,
+                    response_serializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.SerializeToString,
+            ),
+            'WatchCode': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchCode,
+                    request_deserializer=rackem_dot_v1_dot_matchmaker__pb2.LobbyRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.SerializeToString,
             ),
     }
@@ -392,6 +409,33 @@ class Matchmaker:
             target,
             '/rackem.v1.Matchmaker/WatchLobby',
             rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.SerializeToString,
+            rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchCode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/rackem.v1.Matchmaker/WatchCode',
+            rackem_dot_v1_dot_matchmaker__pb2.LobbyRequest.SerializeToString,
             rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
             options,
             channel_credentials,

@@ -45,6 +45,8 @@ class MatchmakerStub:
     """The waiting room by code (public: seats taken, rules)."""
     WatchLobby: _grpc.UnaryStreamMultiCallable[_matchmaker_pb2.TokenRequest, _matchmaker_pb2.Lobby]
     """Waiting-room updates until the table starts or closes."""
+    WatchCode: _grpc.UnaryStreamMultiCallable[_matchmaker_pb2.LobbyRequest, _matchmaker_pb2.Lobby]
+    """The same by room code, for a spectator: until the table starts or closes."""
 
 @_typing.type_check_only
 class MatchmakerAsyncStub(MatchmakerStub):
@@ -63,6 +65,8 @@ class MatchmakerAsyncStub(MatchmakerStub):
     """The waiting room by code (public: seats taken, rules)."""
     WatchLobby: _aio.UnaryStreamMultiCallable[_matchmaker_pb2.TokenRequest, _matchmaker_pb2.Lobby]  # type: ignore[assignment]
     """Waiting-room updates until the table starts or closes."""
+    WatchCode: _aio.UnaryStreamMultiCallable[_matchmaker_pb2.LobbyRequest, _matchmaker_pb2.Lobby]  # type: ignore[assignment]
+    """The same by room code, for a spectator: until the table starts or closes."""
 
 class MatchmakerServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -126,5 +130,13 @@ class MatchmakerServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_matchmaker_pb2.Lobby], _abc.AsyncIterator[_matchmaker_pb2.Lobby]]:
         """Waiting-room updates until the table starts or closes."""
+
+    @_abc_1.abstractmethod
+    def WatchCode(
+        self,
+        request: _matchmaker_pb2.LobbyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_matchmaker_pb2.Lobby], _abc.AsyncIterator[_matchmaker_pb2.Lobby]]:
+        """The same by room code, for a spectator: until the table starts or closes."""
 
 def add_MatchmakerServicer_to_server(servicer: MatchmakerServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

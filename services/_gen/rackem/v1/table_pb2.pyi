@@ -57,10 +57,13 @@ class CreateTableRequest(_message.Message):
     CODE_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """empty: the table makes one"""
     code: _builtins.str
     """room code, for records and views"""
+    spectators: _builtins.bool
+    """true: anyone with the code may watch (public information only)"""
     @_builtins.property
     def rules(self) -> _game_pb2.Rules: ...
     @_builtins.property
@@ -72,10 +75,11 @@ class CreateTableRequest(_message.Message):
         code: _builtins.str = ...,
         rules: _game_pb2.Rules | None = ...,
         seats: _abc.Iterable[Global___SeatSpec] | None = ...,
+        spectators: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "rules", b"rules", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "rules", b"rules", "seats", b"seats", "spectators", b"spectators", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -333,6 +337,7 @@ class LinkCall(_message.Message):
     CONTINUE_ROUND_FIELD_NUMBER: _builtins.int
     LEAVE_FIELD_NUMBER: _builtins.int
     UNSUBSCRIBE_FIELD_NUMBER: _builtins.int
+    WATCH_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """unique on this stream; a subscription keeps its id until it ends"""
     @_builtins.property
@@ -353,7 +358,11 @@ class LinkCall(_message.Message):
 
     @_builtins.property
     def unsubscribe(self) -> Global___Ack:
-        """ends subscription `id`; no answer"""
+        """ends subscription `id` (or watch); no answer"""
+
+    @_builtins.property
+    def watch(self) -> Global___SummaryRequest:
+        """a spectator's views, as `subscribe`'s, until `ended` or `failed`"""
 
     def __init__(
         self,
@@ -364,12 +373,13 @@ class LinkCall(_message.Message):
         continue_round: Global___SeatRequest | None = ...,
         leave: Global___SeatRequest | None = ...,
         unsubscribe: Global___Ack | None = ...,
+        watch: Global___SummaryRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe", "watch", b"watch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "id", b"id", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "id", b"id", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe", "watch", b"watch"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["submit", "subscribe", "continue_round", "leave", "unsubscribe"]  # noqa: Y015
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["submit", "subscribe", "continue_round", "leave", "unsubscribe", "watch"]  # noqa: Y015
     _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
 

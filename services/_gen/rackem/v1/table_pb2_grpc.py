@@ -70,6 +70,11 @@ class TableStub:
                 request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
                 _registered_method=True)
+        self.Watch = channel.unary_stream(
+                '/rackem.v1.Table/Watch',
+                request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_game__pb2.TableView.FromString,
+                _registered_method=True)
         self.Link = channel.stream_stream(
                 '/rackem.v1.Table/Link',
                 request_serializer=rackem_dot_v1_dot_table__pb2.LinkUp.SerializeToString,
@@ -130,6 +135,15 @@ class TableServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Watch(self, request, context):
+        """A spectator's views (seat -1: public information only) after every change, until the
+        table is over; refused `no_spectators` where the table is not open to them and
+        `spectators_full` past the table's cap.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Link(self, request_iterator, context):
         """Everything one gateway asks of this replica, on one long-lived stream: moves,
         continues, leaves and seat subscriptions go up, their answers and the seats' views
@@ -177,6 +191,11 @@ def add_TableServicer_to_server(servicer, server):
                     servicer.GetRecord,
                     request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_table__pb2.MatchRecord.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
+                    response_serializer=rackem_dot_v1_dot_game__pb2.TableView.SerializeToString,
             ),
             'Link': grpc.stream_stream_rpc_method_handler(
                     servicer.Link,
@@ -373,6 +392,33 @@ class Table:
             '/rackem.v1.Table/GetRecord',
             rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
             rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/rackem.v1.Table/Watch',
+            rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
+            rackem_dot_v1_dot_game__pb2.TableView.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,11 @@ class TableStub:
     """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
     refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
     """
+    Watch: _grpc.UnaryStreamMultiCallable[_table_pb2.SummaryRequest, _game_pb2.TableView]
+    """A spectator's views (seat -1: public information only) after every change, until the
+    table is over; refused `no_spectators` where the table is not open to them and
+    `spectators_full` past the table's cap.
+    """
     Link: _grpc.StreamStreamMultiCallable[_table_pb2.LinkUp, _table_pb2.LinkDown]
     """Everything one gateway asks of this replica, on one long-lived stream: moves,
     continues, leaves and seat subscriptions go up, their answers and the seats' views
@@ -73,6 +78,11 @@ class TableAsyncStub(TableStub):
     GetRecord: _aio.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.MatchRecord]  # type: ignore[assignment]
     """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
     refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+    """
+    Watch: _aio.UnaryStreamMultiCallable[_table_pb2.SummaryRequest, _game_pb2.TableView]  # type: ignore[assignment]
+    """A spectator's views (seat -1: public information only) after every change, until the
+    table is over; refused `no_spectators` where the table is not open to them and
+    `spectators_full` past the table's cap.
     """
     Link: _aio.StreamStreamMultiCallable[_table_pb2.LinkUp, _table_pb2.LinkDown]  # type: ignore[assignment]
     """Everything one gateway asks of this replica, on one long-lived stream: moves,
@@ -138,6 +148,17 @@ class TableServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_table_pb2.MatchRecord, _abc.Awaitable[_table_pb2.MatchRecord]]:
         """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
         refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
+        """
+
+    @_abc_1.abstractmethod
+    def Watch(
+        self,
+        request: _table_pb2.SummaryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_game_pb2.TableView], _abc.AsyncIterator[_game_pb2.TableView]]:
+        """A spectator's views (seat -1: public information only) after every change, until the
+        table is over; refused `no_spectators` where the table is not open to them and
+        `spectators_full` past the table's cap.
         """
 
     @_abc_1.abstractmethod
