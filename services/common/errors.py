@@ -40,6 +40,8 @@ CODES: dict[str, grpc.StatusCode] = {
     "not_started": grpc.StatusCode.FAILED_PRECONDITION,
     "already_started": grpc.StatusCode.FAILED_PRECONDITION,
     "table_full": grpc.StatusCode.FAILED_PRECONDITION,
+    "no_spectators": grpc.StatusCode.PERMISSION_DENIED,
+    "spectators_full": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "wrong_replica": grpc.StatusCode.FAILED_PRECONDITION,
     "stale_version": grpc.StatusCode.ABORTED,
     "bad_token": grpc.StatusCode.UNAUTHENTICATED,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Protocol
 
 from services._gen.rackem.v1 import table_pb2
@@ -45,6 +46,9 @@ class Operations(Protocol):
     async def leave(self, request: table_pb2.SeatRequest) -> table_pb2.Ack: ...
     async def follow(
         self, request: table_pb2.SeatRequest, notify: Callable[[], None]
+    ) -> tuple[_Table, Subscriber]: ...
+    async def spectate(
+        self, request: table_pb2.SummaryRequest, notify: Callable[[], None]
     ) -> tuple[_Table, Subscriber]: ...
 
 
@@ -161,12 +165,19 @@ class LinkServer:
         call_id = call.id
         if kind == "submit":
             self._start(call_id, self._submit(call_id, call.submit))
-        elif kind == "subscribe":
+        elif kind in ("subscribe", "watch"):
             older = self._subs.pop(call_id, None)
             if older is not None:
                 older.stop()
             following = self._subs[call_id] = _Following(call_id)
-            following.task = asyncio.create_task(self._follow(following, call.subscribe))
+            flow = partial(self._flow, following)
+            ops = self._ops
+            opened: Callable[[], Awaitable[tuple[_Table, Subscriber]]] = (
+                partial(ops.follow, call.subscribe, flow)
+                if kind == "subscribe"
+                else partial(ops.spectate, call.watch, flow)
+            )
+            following.task = asyncio.create_task(self._follow(following, opened))
         elif kind == "continue_round":
             self._start(call_id, self._done(call_id, self._ops.continue_round(call.continue_round)))
         elif kind == "leave":
@@ -201,11 +212,13 @@ class LinkServer:
         await work
         self._emit(table_pb2.LinkEvent(id=call_id, done=table_pb2.Ack()))
 
-    async def _follow(self, following: _Following, request: table_pb2.SeatRequest) -> None:
-        """Subscribe; from then on the table's pushes call ``_flow`` directly."""
+    async def _follow(
+        self, following: _Following, opened: Callable[[], Awaitable[tuple[_Table, Subscriber]]]
+    ) -> None:
+        """Subscribe (``opened``); from then on the table's pushes call ``_flow`` directly."""
         call_id = following.call_id
         try:
-            table, sub = await self._ops.follow(request, lambda: self._flow(following))
+            table, sub = await opened()
         except ServiceError as err:
             self._unfollow(following)
             self._fail(call_id, err)

@@ -103,6 +103,7 @@ async def create_server(
         decision_ms=settings.decision_ms,
         continue_ms=settings.continue_ms,
         stream_queue=settings.stream_queue,
+        spectators_cap=settings.spectators_per_table,
         timing=Timing(settings.bot_delay_ms, settings.abandon_ms, settings.reconnect_grace_ms),
     )
     bots = BotClient(

@@ -115,6 +115,44 @@ class TableService(table_pb2_grpc.TableServicer):
         table = await self._tables.get(request.table_id)
         return table, await table.subscribe(table.seat_for(request.token), notify)
 
+    async def Watch(
+        self, request: table_pb2.SummaryRequest, context: Context
+    ) -> AsyncIterator[game_pb2.TableView]:
+        views = self.watching(request)
+        try:
+            while True:
+                try:
+                    view = await anext(views)
+                except StopAsyncIteration:
+                    return
+                except ServiceError as err:
+                    await abort(context, err)
+                except Exception:
+                    log.error("internal_error", extra={"fields": {"rpc": "Watch"}}, exc_info=True)
+                    await abort(context, ServiceError("internal", "internal error"))
+                yield view
+        finally:
+            await views.aclose()
+
+    async def watching(
+        self, request: table_pb2.SummaryRequest
+    ) -> AsyncGenerator[game_pb2.TableView]:
+        """A spectator's views until the table is over."""
+        table = await self._tables.get(request.table_id)
+        sub = await table.watch()
+        try:
+            while (view := await sub.next()) is not None:
+                yield view
+        finally:
+            table.unsubscribe(sub)
+
+    async def spectate(
+        self, request: table_pb2.SummaryRequest, notify: Callable[[], None]
+    ) -> tuple[Table, Subscriber]:
+        """A spectator's subscription for a reader that never waits (``follow``'s twin)."""
+        table = await self._tables.get(request.table_id)
+        return table, await table.watch(notify)
+
     async def Continue(self, request: table_pb2.SeatRequest, context: Context) -> table_pb2.Ack:
         return await _answer(context, "Continue", self.continue_round(request))
 

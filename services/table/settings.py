@@ -38,5 +38,6 @@ class TableSettings:
     heartbeat_ttl_ms: int = 3_000  # registry entry lifetime
     finished_ttl_ms: int = 86_400_000  # finished tables stay readable this long
     stream_queue: int = 64  # views queued for one subscriber before it is dropped
+    spectators_per_table: int = 50  # watchers of one table at once (tables open to them)
     link_queue: int = 20_000  # answers and views queued for one gateway link before it fails
     stop_grace_ms: int = 5_000  # in-flight calls may finish this long on SIGTERM

@@ -35,6 +35,7 @@ class TableMeta:
     seed: str  # 64 hex characters
     seats: tuple[SeatMeta, ...]
     created_ms: int
+    spectators: bool = False  # anyone with the code may watch (tables stored before: no)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))

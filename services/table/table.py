@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from math import inf
 from typing import Any, TypeVar
 
-from rackcore import Match, Move, RackError, Rules, observe, to_log
+from rackcore import SPECTATOR, Match, Move, RackError, Rules, observe, to_log
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError, from_rack
 from services.common.logs import event
@@ -51,6 +51,7 @@ class TableConfig:
     continue_ms: int
     stream_queue: int
     timing: Timing
+    spectators_cap: int = 50  # watchers at once, at a table open to spectators
 
 
 class Table:
@@ -82,6 +83,9 @@ class Table:
         # per seat: since when it has had no stream (the reconnect grace counts from it)
         self.away_since_ms: list[int | None] = [now] * len(meta.seats)
         self._subs: dict[int, Subscriber] = {}
+        # Spectators' streams: never a seat's, so never "connected" for clocks, covers,
+        # grace or abandonment; every watcher gets the same public view.
+        self._watchers: set[Subscriber] = set()
         self._seat_of: dict[str, int] = {}  # tokens already matched to their seat's hash
         self._replies = Replies(config.store, meta.table_id, adopted)
 
@@ -148,10 +152,17 @@ class Table:
         kinds = [self.kind(s) for s in range(len(self.meta.seats))]
         return seat_infos(self.meta, kinds, self.connected(), self.state)
 
+    @property
+    def watchers(self) -> int:
+        return len(self._watchers)
+
     def _views(self, now: int, extra: int | None = None) -> dict[int, game_pb2.TableView]:
         seats = self._seats()
         wanted = set(self._subs) | ({extra} if extra is not None else set())
-        return table_views(self.meta, self.match, self.state, seats, wanted, now)
+        if self._watchers:
+            wanted.add(SPECTATOR)
+        watchers = len(self._watchers)
+        return table_views(self.meta, self.match, self.state, seats, wanted, now, watchers)
 
     # -- requests ----------------------------------------------------------------
 
@@ -210,8 +221,36 @@ class Table:
             self._push(self._views(now))
             return sub
 
+    async def watch(self, notify: Callable[[], None] | None = None) -> Subscriber:
+        """A spectator's stream (public information only), its first view queued; refused
+        ``no_spectators`` unless the table is open to them, ``spectators_full`` at its cap.
+        A watcher is never a seat: it is not ``connected`` and changes no clock."""
+        async with self.lock:
+            self._check_open()
+            if not self.meta.spectators:
+                raise ServiceError("no_spectators", "this table is not open to spectators")
+            sub = Subscriber(SPECTATOR, self.config.stream_queue, notify)
+            now = now_ms()
+            if not self.live or self.over:
+                sub.push(self._views(now, extra=SPECTATOR)[SPECTATOR])
+                sub.end()
+                return sub
+            if len(self._watchers) >= self.config.spectators_cap:
+                raise ServiceError(
+                    "spectators_full", "this table has as many spectators as it takes"
+                )
+            self._watchers.add(sub)
+            self._push(self._views(now))
+            return sub
+
     def unsubscribe(self, sub: Subscriber) -> None:
         """A stream ended; the driver broadcasts the seat's new ``connected`` soon after."""
+        if sub.seat == SPECTATOR:
+            if sub in self._watchers:
+                self._watchers.discard(sub)
+                self.seats_dirty = True  # the count of watchers: shown to everyone
+                self.changed.set()
+            return
         if self._subs.get(sub.seat) is sub:
             del self._subs[sub.seat]
             self._connections_changed(now_ms())
@@ -334,16 +373,18 @@ class Table:
         """Stop serving: every stream ends with ``error``; later calls raise it."""
         if self.closed is None:
             self.closed = error
-        for sub in self._subs.values():
+        for sub in (*self._subs.values(), *self._watchers):
             sub.end(error)
         self._subs.clear()
+        self._watchers.clear()
         self.changed.set()
 
     def end_streams(self) -> None:
         """The table is over: every stream ends after its queued views."""
-        for sub in self._subs.values():
+        for sub in (*self._subs.values(), *self._watchers):
             sub.end()
         self._subs.clear()
+        self._watchers.clear()
 
     # -- internals ---------------------------------------------------------------
 
@@ -389,6 +430,14 @@ class Table:
                 self._connections_changed(now_ms())
                 self.seats_dirty = True
                 event(log, "subscriber_dropped", logging.WARNING, table=self.table_id, seat=seat)
+        public = views.get(SPECTATOR)
+        if public is not None:
+            for sub in list(self._watchers):
+                if not sub.push(public):
+                    self._watchers.discard(sub)
+                    sub.end(ServiceError("unavailable", "the stream fell behind; watch again"))
+                    self.seats_dirty = True
+                    event(log, "watcher_dropped", logging.WARNING, table=self.table_id)
         self._wake_driver()
 
     def _wake_driver(self) -> None:

@@ -171,7 +171,15 @@ class Tables:
         seed = secrets.token_bytes(32)
         match = Match(rules, seed)
         now = now_ms()
-        meta = TableMeta(table_id, request.code, rules.to_dict(), seed.hex(), tuple(seats), now)
+        meta = TableMeta(
+            table_id,
+            request.code,
+            rules.to_dict(),
+            seed.hex(),
+            tuple(seats),
+            now,
+            spectators=request.spectators,
+        )
         table = Table(meta, TableState.new(rules.players), match, self.config, live=True)
         table.state.deadline_ms = (
             now + self.settings.decision_ms if not seats[match.turn].bot else 0
@@ -199,11 +207,12 @@ class Tables:
         token the table made is never given out again.
         """
         stored = await self.store.load(meta.table_id)
-        same = stored is not None and (stored.meta.code, stored.meta.rules, stored.meta.seats) == (
-            meta.code,
-            meta.rules,
-            meta.seats,
-        )
+        same = stored is not None and (
+            stored.meta.code,
+            stored.meta.rules,
+            stored.meta.seats,
+            stored.meta.spectators,
+        ) == (meta.code, meta.rules, meta.seats, meta.spectators)
         if stored is None or not same or made_tokens:
             raise ServiceError("bad_request", "that table id is already in use")
         replica = self.config.replica

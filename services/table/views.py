@@ -54,10 +54,12 @@ def table_views(
     seats: Sequence[game_pb2.SeatInfo],
     wanted: Iterable[int],
     now: int,
+    watchers: int = 0,
 ) -> dict[int, game_pb2.TableView]:
     """Each wanted seat's ``TableView``: its own ``observe`` view in the table's public facts,
     which are made once and merged into the first seat's message; every other seat's is a
-    copy of that one with its own fields set (``reseat_view``)."""
+    copy of that one with its own fields set (``reseat_view``). ``SPECTATOR`` may be wanted
+    too: the view of the public information only, which every watcher shares."""
     public = game_pb2.TableView(
         table_id=meta.table_id,
         code=meta.code,
@@ -69,6 +71,7 @@ def table_views(
         continue_deadline_ms=state.continue_deadline_ms if state.status == "round_over" else 0,
         continued=state.continued if state.status == "round_over" else [],
         ended_reason=state.ended_reason,
+        watchers=watchers,
     )
     if match.history:
         public.last_move.CopyFrom(public_move(match.history[-1]))
