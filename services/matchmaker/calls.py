@@ -51,8 +51,10 @@ class MatchmakerCalls:
             rules = rules_from_pb(request.rules)
         except RulesError as exc:
             raise ServiceError("bad_rules", str(exc)) from None
+        if request.spectators not in ("", "off", "public"):
+            raise ServiceError("bad_request", "spectators is off or public")
         seating = await self._mm.create_private(
-            request.name, rules, request.level, request.start_now
+            request.name, rules, request.level, request.start_now, request.spectators == "public"
         )
         return seated_to_pb(seating)
 
@@ -74,6 +76,10 @@ class MatchmakerCalls:
     def watch_lobby(self, request: pb.TokenRequest) -> AsyncIterator[pb.Lobby]:
         """The seat's waiting room now and after every change, until it started or closed."""
         return _lobbies(self._mm.watch(request.token))
+
+    def watch_code(self, request: pb.LobbyRequest) -> AsyncIterator[pb.Lobby]:
+        """A spectator's waiting room by code, until it started or closed."""
+        return _lobbies(self._mm.watch_code(request.code))
 
 
 async def _lobbies(records: AsyncIterator[TableRecord]) -> AsyncIterator[pb.Lobby]:

@@ -29,6 +29,7 @@ def lobby_to_pb(record: TableRecord) -> pb.Lobby:
         fill_deadline_ms=record.fill_deadline_ms if waiting and record.public else 0,
         public=record.public,
         level=record.level,
+        spectators="public" if record.spectators else "off",
     )
 
 

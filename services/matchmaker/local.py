@@ -66,6 +66,9 @@ class LocalMatchmaker:
     def WatchLobby(self, request: pb.TokenRequest) -> LobbyStream:
         return LobbyStream(self._calls.watch_lobby(request))
 
+    def WatchCode(self, request: pb.LobbyRequest) -> LobbyStream:
+        return LobbyStream(self._calls.watch_code(request))
+
 
 class LobbyStream:
     """A waiting room's updates, read with ``async for``; ``cancel()`` ends it early."""

@@ -125,7 +125,7 @@ return reply({ARGV[6], 0, 0}, ARGV[6])
 
 # KEYS: table, code, token, due.
 # ARGV: ns, now, id, code, name, hash, rules, level, players, lobby_ttl, token_ttl,
-#       start_now, owner, claim_ms.
+#       start_now, owner, claim_ms, spectators ("1": open to them).
 # Returns {id, 0, start, table fields...} (start: claimed for owner), or {} on a collision.
 CREATE_PRIVATE = (
     _PRELUDE
@@ -134,6 +134,7 @@ local ttl = tonumber(ARGV[10])
 if not redis.call('SET', KEYS[2], ARGV[3], 'NX', 'PX', ttl) then return {} end
 open_table(KEYS[1], ARGV[3], ARGV[4], '0', tonumber(ARGV[9]), ARGV[7], ARGV[8], 0, 0,
   ARGV[5], ARGV[6], ttl)
+redis.call('HSET', KEYS[1], 'spec', ARGV[15])
 seat_token(KEYS[3], ARGV[3], 0, tonumber(ARGV[11]))
 if ARGV[12] == '1' then take(ARGV[3], ARGV[13], tonumber(ARGV[14])) end
 bump(ARGV[3])

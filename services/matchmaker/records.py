@@ -3,8 +3,9 @@
 A table is a flat string map (a Redis hash; a dict in the memory store):
 
 ``id code pub players rules level creator status created deadline replica ver humans
-owner attempts`` and per seat ``n<i>`` (name, empty = free), ``k<i>`` (token hash),
-``b<i>`` ("1" for a bot seated at the start).
+owner attempts spec`` (``spec`` "1": open to spectators; private tables only) and per
+seat ``n<i>`` (name, empty = free), ``k<i>`` (token hash), ``b<i>`` ("1" for a bot
+seated at the start).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class NewTable:
     rules: Rules
     level: str
     creator_seat: int  # -1 for quick-match tables
+    spectators: bool = False  # anyone with the code may watch (private tables only)
 
     def rules_json(self) -> str:
         return json.dumps(self.rules.to_dict(full=True), sort_keys=True)
@@ -106,6 +108,7 @@ class TableRecord:
     fill_deadline_ms: int
     replica: str
     version: int
+    spectators: bool = False
 
     @property
     def humans(self) -> int:
@@ -144,6 +147,7 @@ class TableRecord:
             fill_deadline_ms=int(fields.get("deadline", "0")),
             replica=fields.get("replica", ""),
             version=int(fields.get("ver", "0")),
+            spectators=fields.get("spec", "0") == "1",
         )
 
 
@@ -165,6 +169,7 @@ def new_fields(table: NewTable, sitter: Sitter, now_ms: int, deadline_ms: int) -
         "humans": "1",
         "owner": "",
         "attempts": "0",
+        "spec": "1" if table.spectators else "0",
         "n0": sitter.name,
         "k0": sitter.token_hash,
     }

@@ -132,6 +132,7 @@ class RedisStore:
                 "0" if owner is None else "1",
                 owner or "",
                 timings.claim_ms,
+                "1" if table.spectators else "0",
             ],
         )
         return _placed(reply)

@@ -96,6 +96,16 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
                 return
             yield lobby
 
+    async def WatchCode(
+        self, request: pb.LobbyRequest, context: Context
+    ) -> AsyncIterator[pb.Lobby]:
+        lobbies = self._calls.watch_code(request)
+        while True:
+            lobby = await self._call("WatchCode", context, partial(_next_lobby, lobbies))
+            if lobby is None:
+                return
+            yield lobby
+
 
 async def _next_lobby(lobbies: AsyncIterator[pb.Lobby]) -> pb.Lobby | None:
     try:

@@ -81,13 +81,15 @@ class Matchmaker:
                 return await self._seated(token, placed)
         raise self._no_code()
 
-    async def create_private(self, name: str, rules: Rules, level: str, start_now: bool) -> Seating:
+    async def create_private(
+        self, name: str, rules: Rules, level: str, start_now: bool, spectators: bool = False
+    ) -> Seating:
         sitter, token = self._sitter(name)
         level = level or self._level
         if level not in LEVELS:
             raise ServiceError("bad_request", f"level must be one of {', '.join(LEVELS)}")
         for _ in range(CODE_ATTEMPTS):
-            table = NewTable(new_table_id(), self._codes(), False, rules, level, 0)
+            table = NewTable(new_table_id(), self._codes(), False, rules, level, 0, spectators)
             owner = self._starter.owner if start_now else None
             placed = await self._store.create_private(
                 table, sitter, self._clock(), self._timings, owner
@@ -180,6 +182,17 @@ class Matchmaker:
     async def watch(self, token: str) -> AsyncIterator[TableRecord]:
         """The lobby at once, then after every change, until it started or closed."""
         table_id, _, _ = await self._resolve(token)
+        async for record in self._watch(table_id):
+            yield record
+
+    async def watch_code(self, code: str) -> AsyncIterator[TableRecord]:
+        """The same for the table with room code ``code`` (a spectator's): ``no_code``
+        if there is none."""
+        record = await self.lobby(code)
+        async for update in self._watch(record.id):
+            yield update
+
+    async def _watch(self, table_id: str) -> AsyncIterator[TableRecord]:
         last = -1
         while True:
             with self._hub.waiter(table_id) as changed:

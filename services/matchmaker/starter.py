@@ -69,7 +69,11 @@ class Starter:
             for i, seat in enumerate(record.seats)
         ]
         request = table_pb2.CreateTableRequest(
-            table_id=record.id, code=record.code, rules=rules_to_pb(record.rules), seats=seats
+            table_id=record.id,
+            code=record.code,
+            rules=rules_to_pb(record.rules),
+            seats=seats,
+            spectators=record.spectators,
         )
         try:
             _, replica = await self._placer.create(request)
