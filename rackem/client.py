@@ -142,6 +142,8 @@ class Client:
         if kind == "seated":
             self.token, self.seat = message["token"], message["seat"]
             self.table_id, self.code = message["table_id"], message["code"]
+        elif kind == "watching":
+            self.table_id, self.code = message["table_id"], message["code"]
         elif kind == "lobby":
             self.latest_lobby = message
         elif kind == "view":
@@ -243,10 +245,13 @@ class Client:
         rules: dict[str, Any] | None = None,
         level: str | None = None,
         start_now: bool = False,
+        spectators: str | None = None,
     ) -> Message:
         message: Message = {"type": "create_table", "name": name, "start_now": start_now}
         if rules is not None:
             message["rules"] = rules
+        if spectators is not None:
+            message["spectators"] = spectators
         if level is not None:
             message["level"] = level
         await self.send(message)
@@ -255,6 +260,11 @@ class Client:
     async def join(self, code: str, name: str) -> Message:
         await self.send({"type": "join", "code": code, "name": name})
         return await self.wait_for("seated")
+
+    async def watch(self, code: str) -> Message:
+        """Watch the table with room code ``code`` as a spectator; the ``watching`` message."""
+        await self.send({"type": "watch", "code": code})
+        return await self.wait_for("watching")
 
     async def resume(self, token: str | None = None) -> Message:
         await self.send({"type": "resume", "token": token or self.token})

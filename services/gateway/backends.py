@@ -163,6 +163,15 @@ class Backends:
         """The seat's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
         return self.link(addr).subscribe(request, on_view)
 
+    def watch(
+        self,
+        addr: str,
+        request: table_pb2.SummaryRequest,
+        on_view: Callable[[game_pb2.TableView], None] | None = None,
+    ) -> Subscription:
+        """A spectator's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
+        return self.link(addr).watch(request, on_view)
+
     async def ready(self, timeout: float) -> bool:
         """True when the matchmaker and ``TABLE_ADDR`` channels are (or soon get) connected."""
         for channel in (self._mm_channel, self._channels[self.table_addr]):

@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from rackcore import SPECTATOR
 from services._gen.rackem.v1 import game_pb2
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
@@ -31,11 +32,13 @@ Push = Callable[[dict[str, Any]], None]
 
 @dataclass(slots=True)
 class Seat:
-    """The seat a connection holds, known by its token."""
+    """The seat a connection holds, known by its token; or a spectator's place at a table
+    (seat ``SPECTATOR``, no token, known by its room ``code``)."""
 
     token: str
     seat: int
     table_id: str
+    code: str = ""  # a spectator's: the waiting room is watched by code
     replica: str = ""  # the owning table replica's address, once started
     started: bool = False
     leaving: bool = False  # a leave is under way: the table ends the stream for it
@@ -78,11 +81,14 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
     """Forward the waiting room's updates until the table starts or closes; the last one."""
     settings = hub.settings
     request = mm.TokenRequest(token=seat.token)
+    by_code = mm.LobbyRequest(code=seat.code)
+    spectating = seat.seat == SPECTATOR
     push(messages.lobby(lobby, seat.seat))
     tries = 0
     while lobby.status == "waiting":
         failure: ServiceError | None = None
-        stream = hub.backends.matchmaker.WatchLobby(request)
+        matchmaker = hub.backends.matchmaker
+        stream = matchmaker.WatchCode(by_code) if spectating else matchmaker.WatchLobby(request)
         try:
             async for update in stream:
                 tries = 0
@@ -102,11 +108,17 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
         if tries > settings.resubscribe_tries:
             raise failure or ServiceError("unavailable", "the waiting room stream ended")
         await asyncio.sleep(settings.resubscribe_backoff_s * tries)
-        located = await hub.backends.call_matchmaker(
-            lambda stub: stub.Locate(request, timeout=settings.rpc_timeout_s)
-        )
-        if located.lobby != lobby:
-            lobby = located.lobby
+        if spectating:
+            again = await hub.backends.call_matchmaker(
+                lambda stub: stub.GetLobby(by_code, timeout=settings.rpc_timeout_s)
+            )
+        else:
+            located = await hub.backends.call_matchmaker(
+                lambda stub: stub.Locate(request, timeout=settings.rpc_timeout_s)
+            )
+            again = located.lobby
+        if again != lobby:
+            lobby = again
             push(messages.lobby(lobby, seat.seat))
     return lobby
 
@@ -139,7 +151,11 @@ async def _watch_table(
     hub.following(seat.table_id, +1)
     try:
         while True:
-            views = hub.backends.subscribe(target, request, forward)
+            views = (
+                hub.backends.watch(target, tb.SummaryRequest(table_id=seat.table_id), forward)
+                if seat.seat == SPECTATOR
+                else hub.backends.subscribe(target, request, forward)
+            )
             try:
                 await views.finished()
                 return True if status in FINAL else None

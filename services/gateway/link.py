@@ -184,6 +184,21 @@ class Link:
         self._send(table_pb2.LinkCall(id=call_id, subscribe=request))
         return sub
 
+    def watch(
+        self,
+        request: table_pb2.SummaryRequest,
+        on_view: Callable[[game_pb2.TableView], None] | None = None,
+    ) -> Subscription:
+        """A spectator's views of the table, as ``subscribe``'s (``close`` it when done)."""
+        call_id = self._new_id()
+        sub = Subscription(self, call_id, on_view)
+        if self.broken is not None:
+            sub.end(self.broken)
+            return sub
+        self._subs[call_id] = sub
+        self._send(table_pb2.LinkCall(id=call_id, watch=request))
+        return sub
+
     def unsubscribe(self, call_id: int) -> None:
         if self._subs.pop(call_id, None) is not None and self.broken is None:
             self._send(table_pb2.LinkCall(id=call_id, unsubscribe=table_pb2.Ack()))

@@ -50,6 +50,7 @@ def lobby(msg: mm.Lobby, you: int) -> dict[str, Any]:
         "fill_deadline_ms": max(0, msg.fill_deadline_ms),
         "public": msg.public,
         "level": msg.level,
+        "spectators": msg.spectators or "off",
     }
 
 
@@ -96,6 +97,7 @@ def view(msg: pb.TableView) -> dict[str, Any]:
         "ended_reason": msg.ended_reason,
         "legal": legal,
         "view": seat_view,
+        "watchers": max(0, msg.watchers),
     }
 
 

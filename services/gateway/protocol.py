@@ -40,8 +40,19 @@ CLIENT_TYPES = (
     "leave",
     "resume",
     "ping",
+    "watch",
 )
-SERVER_TYPES = ("welcome", "seated", "lobby", "view", "moved", "left", "pong", "error")
+SERVER_TYPES = (
+    "welcome",
+    "seated",
+    "lobby",
+    "view",
+    "moved",
+    "left",
+    "pong",
+    "error",
+    "watching",
+)
 ERROR_CODES = (
     "bad_frame",
     "bad_request",
@@ -65,6 +76,9 @@ ERROR_CODES = (
     "busy",
     "unavailable",
     "internal",
+    "watching",
+    "no_spectators",
+    "spectators_full",
 )
 
 

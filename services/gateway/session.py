@@ -34,6 +34,7 @@ from services.gateway.protocol import (
     from_service,
     parse,
 )
+from services.gateway.watch import Spectator, refuse_while_watching, watch
 from services.gateway.ws_protocol import INVALID_TEXT
 
 __all__ = ["POLICY", "SLOW", "Session"]
@@ -54,6 +55,7 @@ class Session:
         self.ws = ws
         self.address = address  # for the game limiter only (limits.client_key); never logged
         self.seat: Seat | None = None
+        self.watching: Spectator | None = None  # the table this connection watches, if any
         self._outbox: asyncio.Queue[str | int] = asyncio.Queue(maxsize=s.outbound_queue)
         self._bucket = TokenBucket(s.msg_rate, s.msg_burst)
         self._abuse = AbuseCounter(s.abuse_limit, s.abuse_window_s)
@@ -88,6 +90,8 @@ class Session:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self.ws.close(self._closing), timeout=1.0)
             self._unbind()
+            if self.watching is not None:
+                self.watching.stop()
             self.hub.leave(self)
             self._done.set()
 
@@ -205,12 +209,14 @@ class Session:
     # -- seats ---------------------------------------------------------------------------
 
     def _no_seat(self) -> None:
+        refuse_while_watching(self)
         if self.seat is not None:
             raise ProtocolError(
                 "already_seated", "this connection already holds a seat; leave first"
             )
 
     def _seated(self) -> Seat:
+        refuse_while_watching(self)
         if self.seat is None:
             raise ProtocolError("not_seated", "this connection holds no seat")
         return self.seat
@@ -290,6 +296,7 @@ class Session:
             rules=rules,
             level=message.get("level", "medium"),
             start_now=message.get("start_now", False),
+            spectators=message.get("spectators", "off"),
         )
         reply = await self.hub.backends.call_matchmaker(
             lambda stub: stub.CreateTable(request, timeout=self._timeout())
@@ -366,6 +373,11 @@ class Session:
         await self.hub.backends.link_call(seat.replica, continue_round=request)
 
     async def _leave(self, message: dict[str, Any]) -> None:
+        if self.watching is not None:  # stop watching
+            self.watching.stop()
+            self.watching = None
+            self.push({"type": "left"})
+            return
         seat = self._seated()
         request = mm.TokenRequest(token=seat.token)
         seat.leaving = True
@@ -411,4 +423,5 @@ _HANDLERS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     "leave": Session._leave,
     "resume": Session._resume,
     "ping": Session._ping,
+    "watch": watch,
 }

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rackcore import Match, Rules, RulesError
+from rackcore import SPECTATOR, Match, Rules, RulesError
 from services._gen.rackem.v1 import game_pb2 as pb
 from services.convert import view_from_pb
 from services.gateway import messages
@@ -58,6 +58,7 @@ def reference_view(msg: pb.TableView) -> dict[str, Any]:
         "ended_reason": msg.ended_reason,
         "legal": legal,
         "view": seat_view.to_dict(),
+        "watchers": msg.watchers,
     }
 
 
@@ -100,7 +101,8 @@ class Table:
         self.state = TableState.new(rules.players)
 
     def views(self) -> list[pb.TableView]:
-        """Every seat's view now, with varied clocks, seat kinds and connections."""
+        """Every seat's view now, and a spectator's, with varied clocks, seat kinds,
+        connections and watchers."""
         rnd, match, state = self.rnd, self.match, self.state
         state.status = STATUS.get(match.phase, "finished")
         state.ended_reason = "finished" if state.status == "finished" else ""
@@ -112,8 +114,10 @@ class Table:
         connected = [rnd.random() < 0.8 for _ in self.meta.seats]
         seats = seat_infos(self.meta, kinds, connected, state)
         out = []
-        for seat in range(match.players):
+        watchers = rnd.choice([0, 0, 1, 7])
+        for seat in (*range(match.players), SPECTATOR):
             msg = table_view(self.meta, match, state, seats, seat, NOW)
+            msg.watchers = watchers
             if rnd.random() < 0.05:  # clocks from a skewed replica: the message clamps them
                 msg.deadline_ms, msg.remaining_ms, msg.continue_deadline_ms = -1, -250, -9
             out.append(msg)
@@ -183,3 +187,19 @@ def test_rules_no_view_can_hold_are_refused_as_before() -> None:
         reference_view(msg)
     with pytest.raises(RulesError, match=re.escape(str(expected.value))):
         messages.view(msg)
+
+
+def test_a_spectators_view_message_has_no_rack_offers_no_move_and_matches_its_schema() -> None:
+    rules = Rules(players=3, repair_token=True, target=50, turn_cap=50)
+    views = positions(rules, bytes(range(32)), random.Random(11))
+    spectators = [messages.view(msg) for msg in views if msg.view.seat == SPECTATOR]
+    assert {m["view"]["phase"] for m in spectators} == {
+        "draw",
+        "resolve",
+        "round_over",
+        "match_over",
+    }
+    for message in spectators:
+        assert schemas()["view"].error(message) is None
+        assert message["legal"] == [] and message["view"]["rack"] == []
+        assert message["view"]["seat"] == -1
