@@ -125,6 +125,7 @@ def create_app(
         return Response(record.log_json, media_type="application/json")
 
     static = Path(settings.static_dir) if settings.static_dir else Path(__file__).parent / "static"
+    site = StaticSite(static)
     app = Starlette(
         routes=[
             WebSocketRoute("/ws", websocket),
@@ -132,8 +133,8 @@ def create_app(
             Route("/readyz", readyz),
             Route("/metrics", metrics),
             Route("/match/{table_id}.json", match_record),
-            *replay_routes(static),
-            *StaticSite(static).routes(),
+            *replay_routes(site),
+            *site.routes(),
         ],
         middleware=[Middleware(GZipMiddleware, minimum_size=512)],
         lifespan=lifespan,

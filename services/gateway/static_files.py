@@ -32,7 +32,7 @@ LOOK_EVERY_S = 1.0  # how often the folder is looked at again for changed files
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
-# What index.html loads by an absolute path, sent under the versioned folder instead.
+# What a page (index.html, replay.html) loads by an absolute path, sent under the version.
 _ASSET = re.compile(r'((?:href|src)=")/((?:css|js|icons)/)')
 
 
@@ -86,16 +86,20 @@ class StaticSite:
         ]
 
     async def index(self, request: Request) -> Response:
+        return await self.page(request, "index.html")
+
+    async def page(self, request: Request, name: str, status_code: int = 200) -> Response:
+        """The HTML page ``name`` of the folder, its files under the current version."""
         try:
-            page = (self.directory / "index.html").read_text(encoding="utf-8")
+            page = (self.directory / name).read_text(encoding="utf-8")
         except FileNotFoundError:
             return Response("Not Found", status_code=404, media_type="text/plain")
         body = _ASSET.sub(rf"\1/v/{self.version()}/\2", page).encode()
         etag = f'"{hashlib.sha256(body).hexdigest()[:20]}"'
         headers = {"ETag": etag, "Cache-Control": REVALIDATE}
-        if etag in request.headers.get("if-none-match", ""):
+        if status_code == 200 and etag in request.headers.get("if-none-match", ""):
             return Response(status_code=304, headers=headers)
-        return Response(body, media_type="text/html", headers=headers)
+        return Response(body, status_code=status_code, media_type="text/html", headers=headers)
 
 
 def _stat_all(directory: Path) -> list[tuple[str, int, int]]:
