@@ -273,6 +273,19 @@ def test_a_downloaded_log_opens_by_drop_or_picker_and_a_tampered_one_is_refused(
     expect(error).to_contain_text("not JSON")
     drop_file(page, "other.json", json.dumps({"format": "something/2"}))
     expect(error).to_contain_text("not a rackem-match/1 log")
+
+    # the picker with a good file: the keys step at once, Space plays and pauses
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(log))
+    page.locator("#file-input").set_input_files(good)
+    expect(page.locator("#replay-status")).to_contain_text("✓ Verified")
+    expect(error).to_be_hidden()
+    page.keyboard.press("ArrowRight")
+    assert step(page) == 1
+    page.keyboard.press(" ")
+    expect(page.locator("#btn-play")).to_have_attribute("aria-pressed", "true")
+    page.keyboard.press(" ")
+    expect(page.locator("#btn-play")).to_have_attribute("aria-pressed", "false")
     assert page.errors == []  # type: ignore[attr-defined]
 
 

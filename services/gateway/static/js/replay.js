@@ -52,7 +52,7 @@ async function show(log, source) {
   } catch (exc) {
     if (exc instanceof ReplayRefused) {
       refuse(`✗ ${exc.message}`);
-      return;
+      return false;
     }
     throw exc;
   }
@@ -73,6 +73,7 @@ async function show(log, source) {
   $("replay-rules").textContent = rulesText(replay.rules);
   $("viewer").hidden = false;
   setStep(0);
+  return true;
 }
 
 async function loadTable(tableId) {
@@ -121,7 +122,7 @@ async function loadFile(file) {
     refuse(`✗ ${exc instanceof ReplayRefused ? exc.message : "This file could not be read."}`);
     return;
   }
-  await show(log, `The file ${file.name}.`);
+  if (await show(log, `The file ${file.name}.`)) $("step-title").focus(); // the keys step at once
 }
 
 // -- drawing ------------------------------------------------------------------------------
@@ -282,6 +283,7 @@ function stop() {
   if (state.timer !== null) clearInterval(state.timer);
   state.timer = null;
   const play = $("btn-play");
+  $("step-live").setAttribute("aria-live", "polite");
   play.setAttribute("aria-pressed", "false");
   play.textContent = "▶ Play";
 }
@@ -292,6 +294,7 @@ function play() {
   stop();
   state.timer = setInterval(() => setStep(state.step + 1), Number($("speed").value));
   const button = $("btn-play");
+  $("step-live").setAttribute("aria-live", "off"); // no stream of announcements while it plays
   button.setAttribute("aria-pressed", "true");
   button.textContent = "❚❚ Pause";
 }
@@ -302,6 +305,11 @@ function onKey(event) {
   if (!state.replay || $("viewer").hidden) return;
   if (event.altKey || event.ctrlKey || event.metaKey) return;
   const target = event.target;
+  if (target === $("slider") && event.key === " ") {
+    event.preventDefault();
+    toggle();
+    return;
+  }
   if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) return; // the slider steps itself
   if (target instanceof HTMLButtonElement && (event.key === " " || event.key === "Enter")) return;
   const actions = {
