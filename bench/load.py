@@ -73,10 +73,12 @@ GOAL_P99_MS = 100.0
 MEMORY_MIN_CLIENTS = 50  # fewer: allocator noise swamps the per-client figure
 
 
-def _gateway_metrics(url: str) -> dict[str, float]:
-    """The gateway's move-latency histogram sum and count (empty if unavailable)."""
-    http = url.replace("ws://", "http://", 1).rsplit("/ws", 1)[0] + "/metrics"
+def _gateway_metrics(http: str) -> dict[str, float]:
+    """The gateway's move-latency histogram sum and count at ``http`` (its metrics port's
+    /metrics; empty if not given or unavailable)."""
     out: dict[str, float] = {}
+    if not http:
+        return out
     try:
         with urllib.request.urlopen(http, timeout=5) as reply:
             text = reply.read().decode()
@@ -103,9 +105,10 @@ class Samples:
 
 
 def run_phase(
-    plan: Plan, procs: int, servers: Processes, scrape: bool, profile: str = ""
+    plan: Plan, procs: int, servers: Processes, scrape: str, profile: str = ""
 ) -> tuple[Tally, Samples]:
-    """Run the plan's clients; sample the servers (and profile them, given a prefix)."""
+    """Run the plan's clients; sample the servers, and the gateway's metrics at ``scrape``
+    (a /metrics URL; "": none), and profile them given a prefix."""
     begin = servers.sample()
     parts = shares(plan, procs)
     context = multiprocessing.get_context("spawn")
@@ -120,11 +123,11 @@ def run_phase(
         seated, opens = shared.seated.value, time.time()
         shared.opens.value = opens
         spies = record_profiles(servers.pids, plan.duration, profile) if profile else []
-        before = _gateway_metrics(plan.url) if scrape else {}
+        before = _gateway_metrics(scrape)
         while time.time() < opens + plan.duration:
             time.sleep(0.05)
         end = servers.sample()
-        after = _gateway_metrics(plan.url) if scrape else {}
+        after = _gateway_metrics(scrape)
         results = pending.get(timeout=120)
     for spy in spies:  # each stops by itself after the window, then writes its file
         try:
@@ -341,6 +344,7 @@ def _arguments() -> argparse.Namespace:
     add("--stack", choices=("up", "processes"), default="up", help="what to start (default up)")
     add("--tables", type=int, default=1, help="table replicas with --stack processes")
     add("--url", help="an existing gateway instead (give it GAMES_PER_IP=0)")
+    add("--metrics-url", default="", help="with --url: its /metrics (on its METRICS_PORT)")
     add("--server-pid", type=int, action="append", default=[], help="with --url: for CPU/RSS")
     add("--server-env", action="append", default=[], metavar="K=V", help="server settings")
     add("--players", type=int, default=2, help="seats per table (default 2)")
@@ -390,12 +394,12 @@ def main() -> None:
     echo, echo_url = start_echo()
     try:
         if args.url:
-            url = ws_url(args.url)
+            url, metrics_url = ws_url(args.url), args.metrics_url
             pids = {f"pid {pid}": pid for pid in args.server_pid}
             report["server"] = f"{url} (given)"
         else:
             servers = start_servers(args.stack, _parse_env(args.server_env), args.tables)
-            url, pids = servers.url, servers.pids
+            url, pids, metrics_url = servers.url, servers.pids, servers.metrics_url
             report["server"] = f"{args.stack}: {', '.join(pids)} (started by bench/load.py)"
         echo_proc = Processes({"echo": echo.pid})
         base = Plan(
@@ -412,7 +416,7 @@ def main() -> None:
             duration=5.0,
             seed=args.seed,
         )
-        report["echo_1_client"] = summary(base, 1, *run_phase(base, 1, echo_proc, False))
+        report["echo_1_client"] = summary(base, 1, *run_phase(base, 1, echo_proc, ""))
         if args.echo_duration > 0 and (args.clients > 1 or args.pace > 0):
             plan = replace(
                 base,
@@ -423,7 +427,7 @@ def main() -> None:
                 duration=args.echo_duration,
                 settle=args.settle,
             )
-            same_load = run_phase(plan, procs, echo_proc, False)
+            same_load = run_phase(plan, procs, echo_proc, "")
             report["echo_same_load"] = summary(plan, procs, *same_load)
         plan = replace(
             base,
@@ -438,7 +442,7 @@ def main() -> None:
             paired_echo=echo_url if paired else "",
             settle=args.settle,
         )
-        measured = run_phase(plan, procs, Processes(pids), True, args.profile or "")
+        measured = run_phase(plan, procs, Processes(pids), metrics_url, args.profile or "")
         report["stack"] = summary(plan, procs, *measured)
     finally:
         if servers is not None:

@@ -78,9 +78,11 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 
 @dataclass
 class Servers:
-    """What ``start_servers`` started: the gateway's URL and the processes by name."""
+    """What ``start_servers`` started: the gateway's URL, its /metrics URL (on its metrics
+    port) and the processes by name."""
 
     url: str
+    metrics_url: str = ""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     stoppers: list[contextlib.ExitStack] = field(default_factory=list)
 
@@ -104,8 +106,8 @@ def start_servers(kind: str, env: dict[str, str], tables: int = 1) -> Servers:
 
 
 def _start_up(settings: dict[str, str]) -> Servers:
-    port = free_port()
-    environ = {**os.environ, **settings}
+    port, metrics_port = free_port(), free_port()
+    environ = {**os.environ, "METRICS_PORT": str(metrics_port), **settings}
     environ.pop("REDIS_URL", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "rackem.cli", "up", "--port", str(port), "--no-browser"],
@@ -114,7 +116,8 @@ def _start_up(settings: dict[str, str]) -> Servers:
         stdout=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
     )
-    servers = Servers(f"ws://{LOCAL}:{port}/ws", {"rackem up": process})
+    metrics_url = f"http://{LOCAL}:{metrics_port}/metrics"
+    servers = Servers(f"ws://{LOCAL}:{port}/ws", metrics_url, {"rackem up": process})
     try:
         _wait_ready(f"http://{LOCAL}:{port}/readyz", [process], READY_TIMEOUT_S)
     except BaseException:
@@ -156,6 +159,9 @@ def _start_processes(settings: dict[str, str], tables: int) -> Servers:
             assert service.process is not None
             servers.processes[name] = service.process
         servers.url = stack.ws
+        servers.metrics_url = (
+            f"http://{LOCAL}:{stack.services['gateway'].env['METRICS_PORT']}/metrics"
+        )
     except BaseException:
         servers.stop()
         raise

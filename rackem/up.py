@@ -60,6 +60,50 @@ def _local_admission(env: Mapping[str, str]) -> dict[str, int]:
     return {name: 0 for name in names if name.upper() not in env}
 
 
+def _local_gateway(host: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """Unless set in ``env``: /metrics on a free loopback port (``System.metrics_port``),
+    and the Host names of this machine only (``_own_hosts``), against DNS rebinding.
+    No proxy is in front: ``FORWARDED_ALLOW_IPS`` stays empty (its default)."""
+    out: dict[str, Any] = {}
+    if "METRICS_PORT" not in env:
+        out["metrics_port"] = 0
+    if "METRICS_HOST" not in env:
+        out["metrics_host"] = LOCAL
+    if "ALLOWED_HOSTS" not in env:
+        out["allowed_hosts"] = _own_hosts(host)
+    return out
+
+
+def _own_hosts(host: str) -> tuple[str, ...]:
+    """The Host names a browser on this machine (or, listening on every address, on the
+    local network by this machine's name or address) uses to reach ``host``."""
+    names = {"localhost", LOCAL, "[::1]"}
+    if host not in ("", "0.0.0.0", "::"):
+        return tuple(sorted(names | {_as_host(host)}))
+    hostname = socket.gethostname().lower()
+    names |= {hostname, f"{hostname}.local"}
+    try:
+        found = socket.getaddrinfo(hostname, None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        found = []
+    names |= {_as_host(str(info[4][0])) for info in found}
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        # The address of the interface with the default route (a UDP "connect" sends nothing).
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as sock:
+                sock.connect((probe, 9))
+                names.add(_as_host(str(sock.getsockname()[0])))
+        except OSError:
+            pass
+    return tuple(sorted(names))
+
+
+def _as_host(address: str) -> str:
+    """An address or name as a Host header carries it (IPv6 in brackets, no zone)."""
+    address = address.lower().split("%", 1)[0]
+    return f"[{address}]" if ":" in address else address
+
+
 def _url(host: str, port: int) -> str:
     shown = LOCAL if host in ("", "0.0.0.0", "::") else host
     return f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
@@ -74,10 +118,13 @@ def _has_display() -> bool:
 class System:
     """The four services running in this process; ``url`` to open, ``await stop()``."""
 
-    def __init__(self, services: list[tuple[str, _Stoppable]], url: str, port: int) -> None:
+    def __init__(
+        self, services: list[tuple[str, _Stoppable]], url: str, port: int, metrics_port: int = 0
+    ) -> None:
         self._services = services
         self.url = url
         self.port = port
+        self.metrics_port = metrics_port
 
     async def stop(self) -> None:
         """Stop the services in the reverse order of their start."""
@@ -139,6 +186,7 @@ async def start(
             matchmaker_addr=mm.addr,
             table_addr=tables.addr,
             **_local_admission(os.environ if env is None else env),
+            **_local_gateway(host, os.environ if env is None else env),
         )
         gw = await gateway.create_server(
             gw_settings, in_process=links, matchmaker=mm.local.as_stub()
@@ -147,7 +195,7 @@ async def start(
     except BaseException:
         await System(services, "", 0).stop()
         raise
-    return System(services, _url(host, gw.port), gw.port)
+    return System(services, _url(host, gw.port), gw.port, gw.metrics_port)
 
 
 async def up(host: str, port: int, redis_url: str | None, *, browser: bool = False) -> int:

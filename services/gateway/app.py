@@ -1,5 +1,6 @@
-"""The gateway's Starlette app: the WebSocket protocol at /ws, health, metrics, match logs, the
-replay viewer at /replay/, and the web client at /."""
+"""The gateway's Starlette app: the WebSocket protocol at /ws, health, match logs, the replay
+viewer at /replay/, and the web client at /, for the allowed hosts (``hosts.py``). Metrics
+have a port of their own (``ports.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
@@ -22,6 +22,7 @@ from starlette.websockets import WebSocket
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
 from services.common.in_process import TableLinks
+from services.gateway.hosts import HostCheck
 from services.gateway.hub import Hub
 from services.gateway.limits import client_key
 from services.gateway.origins import origin_allowed
@@ -100,9 +101,6 @@ def create_app(
         )
         return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
 
-    async def metrics(request: Request) -> Response:
-        return Response(hub.metrics.render(), media_type=CONTENT_TYPE_LATEST)
-
     async def match_record(request: Request) -> Response:
         table_id = request.path_params["table_id"]
         if _TABLE_ID.fullmatch(table_id) is None:
@@ -131,12 +129,14 @@ def create_app(
             WebSocketRoute("/ws", websocket),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
-            Route("/metrics", metrics),
             Route("/match/{table_id}.json", match_record),
             *replay_routes(site),
             *site.routes(),
         ],
-        middleware=[Middleware(GZipMiddleware, minimum_size=512)],
+        middleware=[
+            Middleware(HostCheck, allowed=settings.allowed_hosts),
+            Middleware(GZipMiddleware, minimum_size=512),
+        ],
         lifespan=lifespan,
     )
     app.state.hub = hub

@@ -21,7 +21,9 @@ from services.common.in_process import TableLinks
 from services.common.logs import event
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
+from services.gateway.http_protocol import bounded_http
 from services.gateway.hub import Hub
+from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
 from services.gateway.ws_protocol import GatewayWebSocket
 
@@ -52,13 +54,16 @@ class _Server(uvicorn.Server):
 
 
 class Running:
-    """A started gateway: ``port``, ``addr``, and ``await stop()``."""
+    """A started gateway: ``port``, ``addr``, ``metrics_port``, and ``await stop()``."""
 
-    def __init__(self, server: _Server, task: asyncio.Task[None], host: str, port: int) -> None:
+    def __init__(
+        self, server: _Server, task: asyncio.Task[None], host: str, port: int, metrics_port: int
+    ) -> None:
         self._server = server
         self._task = task
         self.host = host
         self.port = port
+        self.metrics_port = metrics_port
 
     @property
     def addr(self) -> str:
@@ -96,12 +101,19 @@ async def create_server(
     matchmaker: MatchmakerAsyncStub | None = None,
 ) -> Running:
     """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it
-    listens. ``in_process`` and ``matchmaker``: services in this process (``create_app``)."""
+    listens, with /metrics on ``metrics_host:metrics_port``. ``in_process`` and
+    ``matchmaker``: services in this process (``create_app``)."""
+    if settings.metrics_port and settings.metrics_port == settings.port:
+        raise ValueError("METRICS_PORT must differ from PORT: /metrics is never public")
     app = create_app(settings, in_process, matchmaker)
+    metrics_host = settings.metrics_host or settings.host
+    msock = _listen(metrics_host, settings.metrics_port, 16)
+    metrics_port = msock.getsockname()[1]
     config = uvicorn.Config(
-        app,
+        ByPort(app, metrics_app(hub_of(app).metrics), metrics_port),
         host=settings.host,
         port=settings.port,
+        http=bounded_http(settings.header_timeout_ms / 1000),
         ws=GatewayWebSocket,
         ws_max_size=settings.ws_max_size,
         ws_per_message_deflate=settings.ws_compression,
@@ -109,22 +121,27 @@ async def create_server(
         log_config=None,
         log_level="warning",  # uvicorn logs client addresses at info; we never log them
         access_log=False,
-        proxy_headers=True,
+        proxy_headers=bool(settings.forwarded_allow_ips),
         forwarded_allow_ips=settings.forwarded_allow_ips,
         timeout_graceful_shutdown=max(1, round(settings.shutdown_grace_s)),
     )
-    sock = _listen(settings.host, settings.port, config.backlog, settings.socket_sndbuf)
+    try:
+        sock = _listen(settings.host, settings.port, config.backlog, settings.socket_sndbuf)
+    except OSError:
+        msock.close()
+        raise
     port = sock.getsockname()[1]
     server = _Server(config, hub_of(app))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
+    task = asyncio.create_task(server.serve(sockets=[sock, msock]))
     while not server.started:
         if task.done():
             sock.close()
+            msock.close()
             await task  # raises the startup failure
             raise RuntimeError("the gateway did not start")
         await asyncio.sleep(0.01)
-    event(log, "listening", port=port)
-    return Running(server, task, settings.host, port)
+    event(log, "listening", port=port, metrics_port=metrics_port)
+    return Running(server, task, settings.host, port, metrics_port)
 
 
 async def serve(settings: GatewaySettings) -> None:

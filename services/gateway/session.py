@@ -60,6 +60,7 @@ class Session:
         self._bucket = TokenBucket(s.msg_rate, s.msg_burst)
         self._abuse = AbuseCounter(s.abuse_limit, s.abuse_window_s)
         self._greeted = False
+        self._hello_timer: asyncio.TimerHandle | None = None
         self._closing: int | None = None
         self._hard = False
         self._sender: asyncio.Task[None] | None = None
@@ -75,11 +76,16 @@ class Session:
     async def run(self) -> None:
         """Serve the accepted socket until either side closes it."""
         self.hub.join(self)
+        wait_s = self.hub.settings.hello_timeout_ms / 1000
+        if wait_s > 0:
+            self._hello_timer = asyncio.get_running_loop().call_later(wait_s, self._no_hello)
         self._sender = asyncio.create_task(self._send_loop())
         receiver = asyncio.create_task(self._receive_loop())
         try:
             await asyncio.wait({self._sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            if self._hello_timer is not None:
+                self._hello_timer.cancel()
             tasks = [
                 t for t in (receiver, self._sender, self._follow, self._in_flight) if t is not None
             ]
@@ -122,6 +128,12 @@ class Session:
             self._closing = code
         except asyncio.QueueFull:
             self._abort(code)
+
+    def _no_hello(self) -> None:
+        """``HELLO_TIMEOUT_MS`` passed without a hello: a stranger holding a socket."""
+        if not self._greeted and self._closing is None:
+            self.hub.metrics.dropped.labels("no_hello").inc()  # counted, never logged
+            self.close(POLICY)
 
     def replaced(self) -> None:
         """A newer connection resumed this seat: let go of it and close."""
@@ -273,6 +285,8 @@ class Session:
         if message["version"] != VERSION:
             raise ProtocolError("bad_version", f"this server speaks version {VERSION}")
         self._greeted = True
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
         self.push(messages.welcome(SERVER))
 
     def _timeout(self) -> float:

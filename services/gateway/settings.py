@@ -11,6 +11,14 @@ __all__ = ["GatewaySettings"]
 class GatewaySettings:
     host: str = "0.0.0.0"
     port: int = 8000
+    # /metrics is served on a port of its own (never the public PORT, never the Ingress);
+    # 0 picks a free one. ``metrics_host`` empty: the same address as ``host``.
+    metrics_port: int = 9100
+    metrics_host: str = ""
+    # Host names the gateway answers for (the Host header; Starlette's
+    # TrustedHostMiddleware: "rack.example", "*.rack.example"); empty: any. Against DNS
+    # rebinding. ``rackem up`` sets its own host names unless ALLOWED_HOSTS is set.
+    allowed_hosts: tuple[str, ...] = ()
     matchmaker_addr: str = "127.0.0.1:50051"
     table_addr: str = "127.0.0.1:50052"
     # Browser origins allowed besides the gateway's own; empty: same-origin (and clients
@@ -24,6 +32,11 @@ class GatewaySettings:
     abuse_limit: int = 20  # bad_frame/bad_request/rate_limited errors within abuse_window_s
     abuse_window_s: float = 10.0  # ... close the connection with 1008
     outbound_queue: int = 256  # messages waiting for a slow reader before it is dropped
+    # A WebSocket that has not said hello within this is closed (1008); an HTTP request
+    # (a WebSocket handshake too) whose head has not arrived in full within
+    # ``header_timeout_ms`` of the connection (or of the previous response) is dropped.
+    hello_timeout_ms: int = 10_000
+    header_timeout_ms: int = 10_000
     # New games (quick_match/create_table/join) per client address; 0 = unlimited.
     games_per_ip: int = 30
     games_window_s: float = 600.0
@@ -45,7 +58,10 @@ class GatewaySettings:
     # permessage-deflate: views shrink 3-5x on the wire, but each connection then holds
     # zlib state (measured ~130 KB per connection against ~33 KB without).
     ws_compression: bool = False
-    forwarded_allow_ips: str = "127.0.0.1"
+    # Peers whose X-Forwarded-For/-Proto are believed (uvicorn's proxy headers: addresses,
+    # networks, or "*"); empty, the default: none, and the client address is the peer's.
+    # Set it to the proxies in front of the gateway, and only they may reach it.
+    forwarded_allow_ips: str = ""
     # The kernel's send buffer per connection, bytes (like nginx's listen sndbuf=); 0 = the
     # kernel's own, which grows to megabytes for a client that stops reading.
     socket_sndbuf: int = 0

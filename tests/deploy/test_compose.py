@@ -56,6 +56,9 @@ def test_compose_file_describes_the_stack(compose: list[str]) -> None:
         assert environment["REPLICA_ID"] == name
         assert "table" in services[name]["networks"]["default"]["aliases"]
     assert set(services["gateway"]["depends_on"]) == {"matchmaker", "table-1", "table-2"}
+    gateway_env = services["gateway"]["environment"]
+    assert gateway_env["ALLOWED_HOSTS"] == "127.0.0.1,localhost,[::1]"
+    assert "FORWARDED_ALLOW_IPS" not in gateway_env  # nothing in front of it to believe
     (published,) = services["gateway"]["ports"]
     assert (published["target"], published["published"]) == (8000, "8000")
     assert not any("ports" in services[name] for name in SERVICES - {"gateway"})

@@ -175,6 +175,14 @@ def test_ingress_routes_to_the_gateway_and_keeps_websockets_open(
     assert path["backend"]["service"]["port"]["name"] in {
         p["name"] for p in service["spec"]["ports"]
     }
+    # /metrics has a port of its own, in the Service (for Prometheus) but never routed.
+    assert path["backend"]["service"]["port"]["name"] == "http"
+    ports = {p["name"]: p["targetPort"] for p in service["spec"]["ports"]}
+    assert ports == {"http": "http", "metrics": "metrics"}
+    container = pod_spec(by_kind(manifests, "Deployment")["gateway"])["containers"][0]
+    named = {p["name"]: p["containerPort"] for p in container["ports"]}
+    config = by_kind(manifests, "ConfigMap")["gateway"]["data"]
+    assert named == {"http": int(config["PORT"]), "metrics": int(config["METRICS_PORT"])}
 
 
 def _redis_url_from_the_secret(manifests: tuple[Manifest, ...]) -> None:
@@ -245,3 +253,4 @@ def test_prod_ingress_serves_the_public_host_over_tls(render: Render) -> None:
     assert rule["host"] in tls["hosts"]
     gateway = by_kind(render("prod"), "ConfigMap")["gateway"]["data"]
     assert gateway["ALLOWED_ORIGINS"] == f"https://{rule['host']}"
+    assert gateway["ALLOWED_HOSTS"] == rule["host"]  # no other Host name is answered

@@ -1,8 +1,10 @@
 """The network policies allow exactly the designed paths, checked by evaluating them.
 
-A small evaluator of Kubernetes NetworkPolicy semantics (podSelector matchLabels, peers,
-ports, policy types) computes every allowed (source, destination, port) among the pods of
-an overlay and "outside" (anything not in the namespace: clients, a managed Redis).
+A small evaluator of Kubernetes NetworkPolicy semantics (podSelector and namespaceSelector
+matchLabels, peers, ports, policy types) computes every allowed (source, destination,
+port) among the pods of an overlay, the pods of the other namespaces that matter (the
+ingress controller's, the monitoring one's) and "outside" (anything else: clients on
+the internet, a managed Redis, any other pod of the cluster).
 """
 
 from __future__ import annotations
@@ -15,9 +17,15 @@ Manifest = dict[str, Any]
 Labels = Mapping[str, str]
 OUTSIDE = "outside"
 OUTSIDE_PORTS = (80, 443, 6379, 8000)  # destinations outside that anything might try
+INGRESS = "namespace ingress-nginx"  # the ingress controller's pods
+MONITORING = "namespace monitoring"  # Prometheus, prometheus-adapter
+NAMESPACES = {INGRESS: "ingress-nginx", MONITORING: "monitoring"}
 
 DESIGNED = {
-    (OUTSIDE, "gateway", 8000),
+    # Only the ingress controller reaches the public port (so its X-Forwarded-For is the
+    # one believed), and only monitoring the metrics port.
+    (INGRESS, "gateway", 8000),
+    (MONITORING, "gateway", 9100),
     ("gateway", "matchmaker", 50051),
     ("gateway", "table", 50052),
     ("matchmaker", "table", 50052),
@@ -36,10 +44,19 @@ def selects(selector: Mapping[str, Any], labels: Labels) -> bool:
     return all(labels.get(key) == value for key, value in wanted.items())
 
 
-def peer_matches(peer: Mapping[str, Any], labels: Labels | None) -> bool:
-    """Does a from/to peer match a pod of this namespace (``labels``) or outside (None)?"""
+def peer_matches(peer: Mapping[str, Any], labels: Labels | None, namespace: str = "") -> bool:
+    """Does a from/to peer match a pod of this namespace (``labels``), a pod of another
+    ``namespace`` (its labels unknown: only a peer without a pod selector matches it), or
+    outside (neither)?"""
     if "ipBlock" in peer:
-        return labels is None
+        return labels is None and not namespace
+    if namespace:
+        name = {"kubernetes.io/metadata.name": namespace}
+        return (
+            "namespaceSelector" in peer
+            and selects(peer["namespaceSelector"], name)
+            and not peer.get("podSelector")
+        )
     if labels is None:
         return False
     if "namespaceSelector" in peer and peer["namespaceSelector"] != {}:
@@ -63,6 +80,7 @@ def allowed(
     peer: Labels | None,
     port: int,
     names: Mapping[int, str],
+    namespace: str = "",
 ) -> bool:
     applying = []
     for policy in policies:
@@ -77,7 +95,7 @@ def allowed(
     key, side = ("ingress", "from") if direction == "Ingress" else ("egress", "to")
     return any(
         port_matches(rule, port, names)
-        and (not rule.get(side) or any(peer_matches(p, peer) for p in rule[side]))
+        and (not rule.get(side) or any(peer_matches(p, peer, namespace) for p in rule[side]))
         for spec in applying
         for rule in spec.get(key, [])
     )
@@ -99,17 +117,18 @@ def reachable(manifests: tuple[Manifest, ...]) -> set[tuple[str, str, int]]:
         }
     ports[OUTSIDE] = dict.fromkeys(OUTSIDE_PORTS, "")
     paths = set()
-    for source in [*pods, OUTSIDE]:
+    for source in [*pods, OUTSIDE, *NAMESPACES]:
         for destination in [*pods, OUTSIDE]:
-            if OUTSIDE == source == destination:
+            if destination == OUTSIDE and source in (OUTSIDE, *NAMESPACES):
                 continue
+            namespace = NAMESPACES.get(source, "")
             for port in ports[destination]:
                 names = ports[destination]
-                out = source == OUTSIDE or allowed(
+                out = source in (OUTSIDE, *NAMESPACES) or allowed(
                     policies, "Egress", pods[source], pods.get(destination), port, names
                 )
                 into = destination == OUTSIDE or allowed(
-                    policies, "Ingress", pods[destination], pods.get(source), port, names
+                    policies, "Ingress", pods[destination], pods.get(source), port, names, namespace
                 )
                 if out and into:
                     paths.add((source, destination, port))
@@ -118,7 +137,7 @@ def reachable(manifests: tuple[Manifest, ...]) -> set[tuple[str, str, int]]:
 
 def test_policies_allow_exactly_the_designed_paths(manifests: tuple[Manifest, ...]) -> None:
     pods = {m["metadata"]["name"] for m in manifests if m["kind"] == "Deployment"}
-    designed = {path for path in DESIGNED if {path[0], path[1]} <= pods | {OUTSIDE}}
+    designed = {path for path in DESIGNED if {path[0], path[1]} <= pods | {OUTSIDE, *NAMESPACES}}
     assert reachable(manifests) == designed
 
 
@@ -131,11 +150,32 @@ def test_a_new_pod_without_its_own_policy_is_closed(manifests: tuple[Manifest, .
     assert not [path for path in paths if "extra" in path]
     without_deny_all = tuple(m for m in (*manifests, extra) if m["metadata"]["name"] != "deny-all")
     assert (OUTSIDE, "extra", 50053) in reachable(without_deny_all)
+    assert (INGRESS, "extra", 50053) in reachable(without_deny_all)
 
 
 def test_without_policies_everything_is_reachable(manifests: tuple[Manifest, ...]) -> None:
     bare = tuple(m for m in manifests if m["kind"] != "NetworkPolicy")
     paths = reachable(bare)
     assert (OUTSIDE, "table", 50052) in paths
+    assert (OUTSIDE, "gateway", 8000) in paths and (OUTSIDE, "gateway", 9100) in paths
     assert ("gateway", "bot", 50053) in paths
     assert reachable(manifests) < paths
+
+
+def test_only_the_ingress_controller_may_reach_the_public_port(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    """No pod of the namespace nor anything outside it reaches gateway:8000 or :9100, so
+    believing X-Forwarded-For from any peer (FORWARDED_ALLOW_IPS "*") believes the
+    controller only; and the policies are the ones that set it."""
+    paths = reachable(manifests)
+    for port in (8000, 9100):
+        sources = {
+            source for source, destination, to in paths if (destination, to) == ("gateway", port)
+        }
+        assert sources == {INGRESS if port == 8000 else MONITORING}
+    config = next(
+        m for m in manifests if m["kind"] == "ConfigMap" and m["metadata"]["name"] == "gateway"
+    )
+    assert config["data"]["FORWARDED_ALLOW_IPS"] == "*"
+    assert config["data"]["METRICS_PORT"] == "9100"

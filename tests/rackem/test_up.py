@@ -115,3 +115,19 @@ async def test_rackem_up_can_keep_its_state_in_redis(redis_url: str) -> None:
         logged = db.llen(f"rackem:{{t:{seated['table_id']}}}:log")
         db.flushdb()
     assert logged >= view["version"]
+
+
+async def test_rackem_up_answers_its_own_host_names_only_and_keeps_metrics_private() -> None:
+    with rackem_up() as (proc, url):
+        port = url.rsplit(":", 1)[1]
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            assert (await http.get(f"{url}/")).status_code == 200
+            local = await http.get(
+                f"http://127.0.0.1:{port}/", headers={"Host": f"localhost:{port}"}
+            )
+            assert local.status_code == 200
+            rebound = await http.get(f"{url}/", headers={"Host": f"evil.example:{port}"})
+            assert rebound.status_code == 400
+            assert (await http.get(f"{url}/metrics")).status_code == 404
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0

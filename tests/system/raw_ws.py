@@ -38,7 +38,8 @@ class RawWebSocket:
         proto = ClientProtocol(parse_uri(f"ws://{host}:{port}/ws"), max_size=2**20)
         request = proto.connect()
         for name, value in (headers or {}).items():
-            del request.headers[name]
+            if name in request.headers:
+                del request.headers[name]
             request.headers[name] = value
         proto.send_request(request)
         ws = cls(reader, writer, proto)

@@ -105,7 +105,12 @@ class Stack:
         self.add(
             "gateway",
             "gateway",
-            {**common, "MATCHMAKER_ADDR": mm.addr, "TABLE_ADDR": first_table.addr},
+            {
+                **common,
+                "MATCHMAKER_ADDR": mm.addr,
+                "TABLE_ADDR": first_table.addr,
+                "METRICS_PORT": str(free_port()),
+            },
         )
 
     def start(self, timeout: float = 60.0) -> None:

@@ -31,6 +31,7 @@ def settings(**overrides: Any) -> GatewaySettings:
     values: dict[str, Any] = {
         "host": "127.0.0.1",
         "port": 0,
+        "metrics_port": 0,
         "matchmaker_addr": NOWHERE,
         "table_addr": NOWHERE,
         "rpc_timeout_s": 2.0,
@@ -74,7 +75,9 @@ def ws_url(server: Running) -> str:
 
 
 def http_url(server: Running, path: str) -> str:
-    return f"http://127.0.0.1:{server.port}{path}"
+    """``path`` on the gateway: ``/metrics`` on its metrics port, the rest on its port."""
+    port = server.metrics_port if path == "/metrics" else server.port
+    return f"http://127.0.0.1:{port}{path}"
 
 
 async def metrics_text(server: Running) -> str:

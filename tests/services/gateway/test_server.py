@@ -40,6 +40,7 @@ def test_rackem_serve_gateway_serves_until_sigterm_and_exits_cleanly() -> None:
         **os.environ,
         "HOST": "127.0.0.1",
         "PORT": "0",
+        "METRICS_PORT": "0",
         "MATCHMAKER_ADDR": NOWHERE,
         "TABLE_ADDR": NOWHERE,
     }

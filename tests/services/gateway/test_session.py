@@ -8,14 +8,13 @@ import json
 import socket
 from collections.abc import Sequence
 
-import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from rackem.client import Client, ConnectionLost
 from services.gateway.server import Running
 
-from .conftest import StartGateway, http_url, ws_url
+from .conftest import StartGateway, metrics_text, ws_url
 
 
 async def small_window_client(gateway: Running) -> ClientConnection:
@@ -213,10 +212,7 @@ async def test_a_client_that_does_not_read_is_dropped(
 
 
 async def metrics(gateway: Running) -> str:
-    async with httpx.AsyncClient(trust_env=False) as http:
-        response = await http.get(http_url(gateway, "/metrics"))
-        assert response.status_code == 200
-        return response.text
+    return await metrics_text(gateway)
 
 
 async def test_messages_written_at_once_and_queued_behind_a_full_socket_keep_their_order(
