@@ -150,6 +150,9 @@ def test_the_replay_steps_through_the_match_to_the_logs_final_scores(
     assert racks(page) == [list(rack) for rack in start.racks]
     assert totals(page) == [0, 0]
     expect(page.locator("#stock-count")).to_have_text(f"{len(start.stock)} cards")
+    page.locator("#replay-fair summary").click()
+    expect(page.locator("#replay-commitment")).to_have_text(log["commitment"])
+    expect(page.locator("#replay-seed")).to_have_text(log["seed"])
     names = page.locator("#racks .rack-who b").all_inner_texts()
     assert names == ["Ann", "Bot Kit"]
 

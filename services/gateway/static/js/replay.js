@@ -71,6 +71,9 @@ async function show(log, source) {
   $("replay-status").className = "replay-status ok";
   $("slider").max = String(replay.frames.length - 1);
   $("replay-rules").textContent = rulesText(replay.rules);
+  $("replay-fair").hidden = !replay.seeded;
+  $("replay-commitment").textContent = log.commitment || "none in the log";
+  $("replay-seed").textContent = log.seed || "";
   $("viewer").hidden = false;
   setStep(0);
   return true;
@@ -311,7 +314,8 @@ function onKey(event) {
     return;
   }
   if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) return; // the slider steps itself
-  if (target instanceof HTMLButtonElement && (event.key === " " || event.key === "Enter")) return;
+  const activates = target instanceof Element && target.closest("button, summary, a");
+  if (activates && (event.key === " " || event.key === "Enter")) return; // its own click
   const actions = {
     ArrowLeft: () => setStep(state.step - 1),
     ArrowRight: () => setStep(state.step + 1),
