@@ -25,7 +25,7 @@ from services.gateway.http_protocol import bounded_http
 from services.gateway.hub import Hub
 from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
-from services.gateway.ws_protocol import GatewayWebSocket
+from services.gateway.ws_protocol import gateway_websocket
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
@@ -114,7 +114,7 @@ async def create_server(
         host=settings.host,
         port=settings.port,
         http=bounded_http(settings.header_timeout_ms / 1000),
-        ws=GatewayWebSocket,
+        ws=gateway_websocket(settings.close_grace_ms / 1000),
         ws_max_size=settings.ws_max_size,
         ws_per_message_deflate=settings.ws_compression,
         lifespan="on",

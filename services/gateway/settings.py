@@ -32,6 +32,9 @@ class GatewaySettings:
     abuse_limit: int = 20  # bad_frame/bad_request/rate_limited errors within abuse_window_s
     abuse_window_s: float = 10.0  # ... close the connection with 1008
     outbound_queue: int = 256  # messages waiting for a slow reader before it is dropped
+    # A closed connection whose client has not read its close frame (and what was queued
+    # before it) within this is cut off.
+    close_grace_ms: int = 5_000
     # A WebSocket that has not said hello within this is closed (1008); an HTTP request
     # (a WebSocket handshake too) whose head has not arrived in full within
     # ``header_timeout_ms`` of the connection (or of the previous response) is dropped.

@@ -1,4 +1,5 @@
-"""uvicorn's WebSocket protocol (websockets sans-I/O), with a quiet end for text that is not UTF-8.
+"""uvicorn's WebSocket protocol (websockets sans-I/O), with a quiet end for text that is not
+UTF-8, and a close that reaches a slow reader and never waits on it for ever.
 
 A text frame must be UTF-8 (RFC 6455 §8.1). uvicorn closes such a connection with 1007
 but logs a traceback each time, and a second bad frame in the same read can fail the
@@ -6,20 +7,52 @@ transport with ``InvalidState``: one short connection per frame would flood the 
 log. Here the connection is closed with 1007 once, and the app is told with a
 ``websocket.disconnect`` of code 1007, which the session counts
 (``rackem_gateway_dropped_total{reason="bad_utf8"}``); nothing is logged.
+
+A client that stops reading fills the socket; uvicorn then holds every send, the close
+frame too, until the socket drains, so the gateway's 1013 for a slow reader never left
+and the client (if it read again) saw the connection end without a code. Here a close
+goes out at once, behind what is already buffered: a client that reads again gets all
+of it, then the close code. And a client that does not read its close frame within
+``close_grace_s`` is cut off (uvicorn would wait for the buffer to drain for ever).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from uvicorn._types import ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
-__all__ = ["INVALID_TEXT", "GatewayWebSocket"]
+__all__ = ["INVALID_TEXT", "GatewayWebSocket", "gateway_websocket"]
 
 INVALID_TEXT = 1007  # "invalid frame payload data"
 _REASON = "text frames are UTF-8"
 
 
 class GatewayWebSocket(WebSocketsSansIOProtocol):
+    close_grace_s = 5.0
+
+    async def send(self, message: ASGISendEvent) -> None:
+        closing = message["type"] == "websocket.close" and self.handshake_complete
+        if closing and not self.writable.is_set() and not self.close_sent:
+            self._close_now(message)  # a full socket: the close goes out behind the rest
+            return
+        await super().send(message)
+        if closing:
+            self._cut_after_grace()
+
+    def _close_now(self, message: Any) -> None:
+        if self.conn.state is State.OPEN:
+            self.conn.send_close(message.get("code", 1000), message.get("reason") or "")
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.close_sent = True
+        self.transport.close()  # once the client has read what is buffered
+        self._cut_after_grace()
+
+    def _cut_after_grace(self) -> None:
+        self.loop.call_later(self.close_grace_s, self.transport.abort)  # no-op once closed
+
     def send_receive_event_to_app(self) -> None:
         data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
         self.frames = []
@@ -46,3 +79,15 @@ class GatewayWebSocket(WebSocketsSansIOProtocol):
         self.transport.write(b"".join(self.conn.data_to_send()))
         self.close_sent = True
         self.transport.close()
+        self._cut_after_grace()
+
+
+def gateway_websocket(close_grace_s: float) -> type[GatewayWebSocket]:
+    """``GatewayWebSocket`` cutting off clients that do not read their close within
+    ``close_grace_s``."""
+
+    class Configured(GatewayWebSocket):
+        pass
+
+    Configured.close_grace_s = close_grace_s
+    return Configured
