@@ -29,7 +29,10 @@ __all__ = ["Backends", "reroute"]
 
 T = TypeVar("T")
 MAX_HOPS = 4
-MAX_CHANNELS = 64  # replica channels kept open; the oldest beyond this is closed
+MAX_CHANNELS = 64
+"""Replica channels kept open when idle: past this many, the least recently used channel
+with no subscription and no call open on it is closed. Channels in use are never
+closed for the cap, so a fleet larger than it keeps every subscription."""
 # A replica that went away comes back (or its address is taken over) within seconds: dial
 # it again soon, not after gRPC's default backoff of up to two minutes.
 CHANNEL_OPTIONS = (
@@ -58,8 +61,10 @@ class Backends:
         timeout: float,
         in_process: TableLinks | None = None,
         matchmaker: MatchmakerAsyncStub | None = None,
+        max_channels: int = MAX_CHANNELS,
     ) -> None:
         self.timeout = timeout
+        self._max_channels = max_channels
         self._in_process = in_process
         self.table_addr = table_addr
         # The matchmaker in this process (``rackem up``) is called directly; else over gRPC.
@@ -79,11 +84,13 @@ class Backends:
         addr = addr or self.table_addr
         stub = self._stubs.get(addr)
         if stub is None:
-            if len(self._channels) >= MAX_CHANNELS:
+            if len(self._channels) >= self._max_channels:
                 self._evict()
             channel = grpc.aio.insecure_channel(addr, options=CHANNEL_OPTIONS)
             self._channels[addr] = channel
             stub = self._stubs[addr] = TableStub(channel)
+        else:
+            self._channels[addr] = self._channels.pop(addr)  # the most recently used now
         return stub
 
     def link(self, addr: str = "") -> Link:
@@ -92,6 +99,8 @@ class Backends:
         link = self._links.get(addr)
         if link is None or link.broken is not None:
             link = self._links[addr] = Link(self._open_link(addr))
+        elif addr in self._channels:
+            self._channels[addr] = self._channels.pop(addr)  # the most recently used now
         return link
 
     def _open_link(self, addr: str) -> Stream:
@@ -102,7 +111,13 @@ class Backends:
         return self.table(addr).Link()  # type: ignore[call-arg]  # written to, not fed an iterator
 
     def _evict(self) -> None:
-        oldest = next(a for a in self._channels if a != self.table_addr)
+        """Close the least recently used channel that is not in use, if there is one."""
+        for oldest in self._channels:
+            link = self._links.get(oldest)
+            if oldest != self.table_addr and (link is None or not link.busy):
+                break
+        else:
+            return
         channel = self._channels.pop(oldest)
         del self._stubs[oldest]
         link = self._links.pop(oldest, None)

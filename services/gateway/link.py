@@ -133,6 +133,11 @@ class Link:
         self._writer = asyncio.create_task(self._write())
         self._reader = asyncio.create_task(self._read())
 
+    @property
+    def busy(self) -> bool:
+        """True while a subscription or a call is open on the link."""
+        return self.broken is None and bool(self._subs or self._waiting)
+
     def _new_id(self) -> int:
         self._next_id += 1
         return self._next_id

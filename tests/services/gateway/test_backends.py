@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from services._gen.rackem.v1 import table_pb2 as tb
@@ -142,3 +144,36 @@ async def test_a_replica_in_this_process_is_linked_in_process_and_others_over_gr
         await backends.close()
         if not local.tables.draining:
             await local.stop(0)
+
+
+async def test_a_fleet_larger_than_the_channel_cap_keeps_every_subscription(
+    services: Services,
+) -> None:
+    """With room for two channels, a third replica's channel closes no channel in use: the
+    subscription on the second one goes on; idle channels are still closed for the cap."""
+    second, third = await second_replica(services), await second_replica(services)
+    backends = Backends(services.matchmaker.addr, services.table.addr, timeout=5, max_channels=2)
+    try:
+        request = tb.CreateTableRequest(seats=[tb.SeatSpec(name="Ann"), tb.SeatSpec(name="Bob")])
+        created, _ = await backends.call_table(
+            second.addr, lambda stub: stub.CreateTable(request, timeout=5)
+        )
+        seat = tb.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+        views = backends.subscribe(second.addr, seat)
+        await anext(views)
+        link = backends.link(second.addr)
+        await create_table(backends, third.addr)  # a third channel, over the cap
+        assert backends.link(second.addr) is link and link.broken is None
+        # Ann leaves: her subscription ends as the table does, not with a closed link.
+        await backends.link_call(second.addr, leave=seat)
+        async with asyncio.timeout(10):
+            async for _ in views:
+                pass
+        views.close()
+        await create_table(backends, third.addr)
+        await create_table(backends, second.addr)  # now idle channels give way to new ones
+        assert len(backends._channels) <= 3
+    finally:
+        await backends.close()
+        await second.stop(0)
+        await third.stop(0)
