@@ -87,7 +87,9 @@ async def create_server(
         if settings.redis_url:
             client = connect(settings.redis_url)
             durability = Durability(settings.redis_wait_replicas, settings.redis_wait_ms)
-            store = store or RedisStore(client, durability=durability)
+            store = store or RedisStore(
+                client, durability=durability, index_shards=settings.lease_index_shards
+            )
             registry = registry or RedisRegistry(client)
         else:
             store = store or MemoryStore()
@@ -105,6 +107,7 @@ async def create_server(
         stream_queue=settings.stream_queue,
         spectators_cap=settings.spectators_per_table,
         timing=Timing(settings.bot_delay_ms, settings.abandon_ms, settings.reconnect_grace_ms),
+        lease_ms=settings.lease_ms,
     )
     bots = BotClient(
         settings.bot_addr if bot_addr is None else bot_addr,

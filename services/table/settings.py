@@ -32,8 +32,11 @@ class TableSettings:
     reconnect_grace_ms: int = 60_000
     bot_timeout_ms: int = 2_000  # a bot service call slower than this falls back in-process
     bot_retry_ms: int = 5_000  # after a bot service failure, stay in-process this long
-    lease_ms: int = 5_000  # a table's lease; renewed every third of it
-    sweep_ms: int = 1_000  # how often to look for tables whose owner died
+    # A table's lease: every append and save renews it, the idle ones are renewed every
+    # third of it. Short, so a dead replica's tables move within ~2 s (docs/tables.md).
+    lease_ms: int = 1_500
+    sweep_ms: int = 250  # how often to look for tables whose owner died (the lease index)
+    lease_index_shards: int = 1  # sorted sets of the lease index; every replica the same
     heartbeat_ms: int = 1_000  # registry heartbeat period
     heartbeat_ttl_ms: int = 3_000  # registry entry lifetime
     finished_ttl_ms: int = 86_400_000  # finished tables stay readable this long

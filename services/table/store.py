@@ -5,12 +5,21 @@ A table's keys are its meta (fixed facts and the seed), its move log, its state
 Every write a replica makes to a live table is fenced by the lease: it succeeds only
 while the lease holds that replica's ``owner`` string, so a replica that lost a table
 can never write to it again. ``append`` also checks the log's length, so two
-replicas can never both append move ``n``.
+replicas can never both append move ``n``. ``append`` and ``save_state`` given a
+``lease_ms`` also renew the lease, so only idle tables need ``renew_many``.
+
+Finishing is one atomic step: the final state, and the lease turned into ``FINISHED``
+(services/table/lease_index.py), which nobody can acquire, so a finished table is
+never adopted again nor its record logged twice.
+
+The live tables are listed in a lease index: each owner ``note_leases`` its tables'
+expiries every renewal round; sweepers ``claim_expired`` the entries past their
+expiry, and check each lease before adopting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
@@ -36,12 +45,17 @@ class TableStore(Protocol):
         move: dict[str, Any],
         state: TableState,
         reply: Reply | None = None,
+        lease_ms: int = 0,
     ) -> AppendResult:
-        """Atomically: append ``move`` as move ``index``, save ``state``, record ``reply``."""
+        """Atomically: append ``move`` as move ``index``, save ``state``, record ``reply``,
+        and (``lease_ms`` > 0) renew the lease to ``lease_ms`` from now."""
         ...
 
-    async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
-        """Save ``state``; False if the lease is not ``owner``'s."""
+    async def save_state(
+        self, table_id: str, owner: str, state: TableState, lease_ms: int = 0
+    ) -> bool:
+        """Save ``state`` (and renew the lease as ``append`` does); False if the lease is
+        not ``owner``'s."""
         ...
 
     async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
@@ -65,24 +79,35 @@ class TableStore(Protocol):
         ...
 
     async def release(self, table_id: str, owner: str) -> None:
-        """Give the lease up (only if ``owner`` holds it)."""
+        """Give the lease up (only if ``owner`` holds it); the index then lists it expired."""
         ...
 
-    async def holder(self, table_id: str) -> str | None: ...
+    async def holder(self, table_id: str) -> str | None:
+        """The lease's value: an owner string, ``FINISHED``, or None (nobody holds it)."""
+        ...
 
     async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
-        """Save the final ``state``, drop the lease, expire the table after ``ttl_ms``."""
+        """In one step: save the final ``state`` and turn the lease into ``FINISHED``, every
+        key expiring after ``ttl_ms``; False (nothing written) if the lease is not
+        ``owner``'s. Then the table leaves the live tables."""
         ...
 
     async def live_tables(self) -> list[str]:
         """Ids of tables not yet finished."""
         ...
 
-    async def orphans(self, skip: Collection[str] = ()) -> list[str]:
-        """Ids of tables not yet finished whose lease nobody holds (the sweeper adopts them).
+    async def note_leases(self, ages: Sequence[tuple[str, int]], lease_ms: int) -> None:
+        """Record in the lease index that each table's lease, renewed ``age`` ms ago,
+        expires ``lease_ms - age`` from now (tables no longer live are not listed again)."""
+        ...
 
-        The ids in ``skip`` (tables the caller holds or is taking) are left out unread.
-        """
+    async def expired_count(self) -> int:
+        """How many live tables the index says have an expired lease."""
+        ...
+
+    async def claim_expired(self, limit: int, claim_ms: int) -> list[str]:
+        """Up to ``limit`` ids whose index entry has expired, each moved ``claim_ms`` ahead
+        so other sweepers pass over it meanwhile. Their leases may be held again: check."""
         ...
 
     async def forget(self, table_id: str) -> None:

@@ -1,19 +1,20 @@
 """The in-process table store (``rackem up`` without Redis): the Redis store's semantics in dicts.
 
 Values are kept as the same JSON text Redis holds, so nothing a caller keeps can
-alias what is stored. Leases and finished tables expire on a monotonic clock.
+alias what is stored. Leases, the lease index and finished tables use a monotonic clock.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from services.table.lease_index import FINISHED
 from services.table.store import AppendResult
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
@@ -34,7 +35,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self._tables: dict[str, _Entry] = {}
         self._leases: dict[str, tuple[str, float]] = {}
-        self._live: set[str] = set()
+        self._live: dict[str, float] = {}  # the lease index: id -> when its lease expires
 
     def _entry(self, table_id: str) -> _Entry | None:
         entry = self._tables.get(table_id)
@@ -60,7 +61,7 @@ class MemoryStore:
             return False
         self._tables[meta.table_id] = _Entry(meta.to_json(), state.to_json())
         self._set_lease(meta.table_id, owner, lease_ms)
-        self._live.add(meta.table_id)
+        self._live[meta.table_id] = time.monotonic() + lease_ms / 1000
         return True
 
     async def load(self, table_id: str) -> StoredTable | None:
@@ -81,6 +82,7 @@ class MemoryStore:
         move: dict[str, Any],
         state: TableState,
         reply: Reply | None = None,
+        lease_ms: int = 0,
     ) -> AppendResult:
         entry = self._entry(table_id)
         if entry is None or self._lease(table_id) != owner:
@@ -89,16 +91,22 @@ class MemoryStore:
             return "conflict"
         entry.log.append(orjson.dumps(move).decode())
         entry.state = state.to_json()
+        if lease_ms:
+            self._set_lease(table_id, owner, lease_ms)
         if reply is not None:
             entry.versions[reply.seat, reply.move_id] = reply.version
             entry.latest[reply.seat] = (reply.move_id, reply.body)
         return "ok"
 
-    async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
+    async def save_state(
+        self, table_id: str, owner: str, state: TableState, lease_ms: int = 0
+    ) -> bool:
         entry = self._entry(table_id)
         if entry is None or self._lease(table_id) != owner:
             return False
         entry.state = state.to_json()
+        if lease_ms:
+            self._set_lease(table_id, owner, lease_ms)
         return True
 
     async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
@@ -129,6 +137,8 @@ class MemoryStore:
     async def release(self, table_id: str, owner: str) -> None:
         if self._lease(table_id) == owner:
             del self._leases[table_id]
+            if table_id in self._live:
+                self._live[table_id] = time.monotonic()
 
     async def holder(self, table_id: str) -> str | None:
         return self._lease(table_id)
@@ -139,15 +149,29 @@ class MemoryStore:
             return False
         entry.state = state.to_json()
         entry.expires = time.monotonic() + ttl_ms / 1000
-        del self._leases[table_id]
-        self._live.discard(table_id)
+        self._set_lease(table_id, FINISHED, ttl_ms)
+        self._live.pop(table_id, None)
         return True
 
     async def live_tables(self) -> list[str]:
         return sorted(self._live)
 
-    async def orphans(self, skip: Collection[str] = ()) -> list[str]:
-        return sorted(t for t in self._live.difference(skip) if self._lease(t) is None)
+    async def note_leases(self, ages: Sequence[tuple[str, int]], lease_ms: int) -> None:
+        now = time.monotonic()
+        for table_id, age in ages:
+            if table_id in self._live:
+                self._live[table_id] = now + (lease_ms - age) / 1000
+
+    async def expired_count(self) -> int:
+        now = time.monotonic()
+        return sum(expires <= now for expires in self._live.values())
+
+    async def claim_expired(self, limit: int, claim_ms: int) -> list[str]:
+        now = time.monotonic()
+        expired = sorted((e, t) for t, e in self._live.items() if e <= now)[:limit]
+        for _, table_id in expired:
+            self._live[table_id] = now + claim_ms / 1000
+        return [table_id for _, table_id in expired]
 
     async def forget(self, table_id: str) -> None:
-        self._live.discard(table_id)
+        self._live.pop(table_id, None)

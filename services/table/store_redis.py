@@ -6,33 +6,40 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
     rackem:{t:ID}:log      list    one move JSON per accepted move
     rackem:{t:ID}:state    string  TableState JSON (status, deadlines, covers, round over)
     rackem:{t:ID}:replies  hash    "seat:move_id" -> version; "latest:seat" -> [move_id, reply]
-    rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed
-    rackem:tables:live     set     ids of tables not finished (read by the sweeper)
+    rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed;
+                                   "finished" once the match is over and recorded
+    rackem:{leases:N}      zset    lease index shard N: id -> when its lease expires
 
 Every script and transaction touches one table's keys only, so on a Redis Cluster each
 is one slot's; batches of them go out one pipeline per node (``ScriptBatch``,
 ``send_per_node``). With a ``Durability`` of one replica or more, a create or an append
 is acknowledged only once that many replicas have it (``WAIT``), so a failover never
 loses a move a player saw accepted.
+
+The lease index (services/table/lease_index.py) is how sweepers find orphans without
+reading every table: each owner notes its tables' expiries in it every renewal round,
+so an entry whose score has passed is a lease that may have expired. It lives in other
+slots than the tables, so it is never written in one script with a table's keys; a
+sweeper checks the lease itself before it adopts anything the index names.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-from services.common.redis_client import Durability, RedisClient, send_per_node
+from services.common.redis_client import Durability, RedisClient
 from services.common.script_batch import ScriptBatch
+from services.table.lease_index import FINISHED, RedisLeaseIndex
 from services.table.store import AppendResult
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["RedisStore", "keys"]
 
-LIVE = "rackem:tables:live"
 CHUNK = 500
 """Commands per pipeline in ``renew_many`` and ``orphans``: no one pipeline holds Redis long."""
 _PARTS = ("meta", "log", "state", "replies", "lease")
@@ -49,11 +56,13 @@ if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]) end
+if ARGV[9] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[9]) end
 return 1
 """
 _SAVE = """
 if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[3], ARGV[2])
+if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[3]) end
 return 1
 """
 _ACQUIRE = """
@@ -68,13 +77,17 @@ redis.call('PEXPIRE', KEYS[5], ARGV[2])
 return 1
 """
 _RELEASE = """
-if redis.call('GET', KEYS[5]) == ARGV[1] then redis.call('DEL', KEYS[5]) end
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[5])
 return 1
 """
+# One atomic step: the final state, and the lease turned into a tombstone no owner string
+# can equal (an owner has a space), so no replica can take the table again, log its
+# record a second time or write to it; every key then expires with the table.
 _FINISH = """
 if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[3], ARGV[2])
-redis.call('DEL', KEYS[5])
+redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[3])
 for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return 1
 """
@@ -94,10 +107,16 @@ def keys(table_id: str) -> list[str]:
 
 class RedisStore:
     def __init__(
-        self, client: RedisClient, chunk: int = CHUNK, durability: Durability | None = None
+        self,
+        client: RedisClient,
+        chunk: int = CHUNK,
+        durability: Durability | None = None,
+        index_shards: int = 1,
+        index_prefix: str = "rackem",
     ) -> None:
         self._redis = client
         self._chunk = chunk
+        self.index = RedisLeaseIndex(client, index_shards, index_prefix, chunk)
         # Every move is an append and many clock events a save: each is batched with
         # the other tables' (services/common/script_batch.py), one pipeline per node per
         # batch. Creates and appends wait for the replicas ``durability`` asks for.
@@ -113,7 +132,7 @@ class RedisStore:
         args: list[str | int] = [meta.to_json(), state.to_json(), owner, lease_ms]
         created = await self._create(keys(meta.table_id), args)
         if created:
-            await self._redis.sadd(LIVE, meta.table_id)
+            await self.index.add(meta.table_id, lease_ms)
         return bool(created)
 
     async def load(self, table_id: str) -> StoredTable | None:
@@ -137,6 +156,7 @@ class RedisStore:
         move: dict[str, Any],
         state: TableState,
         reply: Reply | None = None,
+        lease_ms: int = 0,
     ) -> AppendResult:
         args: list[str | int] = [
             owner,
@@ -144,12 +164,15 @@ class RedisStore:
             orjson.dumps(move).decode(),
             state.to_json(),
             *_reply_fields(reply),
+            lease_ms,
         ]
         result = int(await self._append(keys(table_id), args))
         return "ok" if result == 1 else "conflict" if result == 0 else "lost"
 
-    async def save_state(self, table_id: str, owner: str, state: TableState) -> bool:
-        return bool(await self._save(keys(table_id), [owner, state.to_json()]))
+    async def save_state(
+        self, table_id: str, owner: str, state: TableState, lease_ms: int = 0
+    ) -> bool:
+        return bool(await self._save(keys(table_id), [owner, state.to_json(), lease_ms]))
 
     async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
         fields = [f"{seat}:{move_id}", f"latest:{seat}"]
@@ -175,35 +198,31 @@ class RedisStore:
         return [bool(done) for done in renewed]
 
     async def release(self, table_id: str, owner: str) -> None:
-        await self._release(keys=keys(table_id), args=[owner])
+        if await self._release(keys=keys(table_id), args=[owner]):
+            await self.index.note([(table_id, 0)], 0)  # free now: sweep it at once
 
     async def holder(self, table_id: str) -> str | None:
         value = await self._redis.get(keys(table_id)[4])
         return None if value is None else str(value)
 
     async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
-        done = await self._finish(keys=keys(table_id), args=[owner, state.to_json(), ttl_ms])
+        args: list[str | int] = [owner, state.to_json(), ttl_ms, FINISHED]
+        done = await self._finish(keys=keys(table_id), args=args)
         if done:
             await self.forget(table_id)
         return bool(done)
 
     async def live_tables(self) -> list[str]:
-        members = await self._redis.smembers(LIVE)
-        return sorted(str(m) for m in members)
+        return await self.index.members()
 
-    async def orphans(self, skip: Collection[str] = ()) -> list[str]:
-        ids = [t for t in await self.live_tables() if t not in skip]
-        orphaned: list[str] = []
-        for start in range(0, len(ids), self._chunk):
-            chunk = ids[start : start + self._chunk]
-            leases = [keys(table_id)[4] for table_id in chunk]
-            held = await send_per_node(self._redis, [(k, ("EXISTS", k)) for k in leases])
-            for table_id, lease in zip(chunk, held, strict=True):
-                if isinstance(lease, Exception):
-                    raise lease
-                if not lease:
-                    orphaned.append(table_id)
-        return orphaned
+    async def note_leases(self, ages: Sequence[tuple[str, int]], lease_ms: int) -> None:
+        await self.index.note(ages, lease_ms)
+
+    async def expired_count(self) -> int:
+        return await self.index.expired_count()
+
+    async def claim_expired(self, limit: int, claim_ms: int) -> list[str]:
+        return await self.index.claim(limit, claim_ms)
 
     async def forget(self, table_id: str) -> None:
-        await self._redis.srem(LIVE, table_id)
+        await self.index.remove(table_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from math import inf
@@ -52,6 +53,7 @@ class TableConfig:
     stream_queue: int
     timing: Timing
     spectators_cap: int = 50  # watchers at once, at a table open to spectators
+    lease_ms: int = 0  # each append and save renews the lease this long (0: they do not)
 
 
 class Table:
@@ -72,6 +74,9 @@ class Table:
         self.live = live  # False: a finished table read back from the store
         self.lock = asyncio.Lock()
         self.changed = asyncio.Event()  # set on every change; the driver waits on it
+        # When (monotonic) the lease was last renewed, or taken: an append or a save sent
+        # then renewed it, so the renewal round leaves a busy table out.
+        self.lease_renewed = time.monotonic()
         # While the driver waits: when it looks again by itself (unix ms; inf: only when
         # woken). A change that brings nothing sooner need not wake it (``_push``).
         self.planned_at: float | None = None
@@ -454,20 +459,33 @@ class Table:
         self.changed.set()
 
     async def _append(self, move: Move, reply: Reply | None) -> None:
-        store = self.config.store
-        index = self.version - 1
+        config = self.config
+        sent = time.monotonic()
         result = await self._store_call(
-            store.append(self.table_id, self.config.owner, index, move.to_dict(), self.state, reply)
+            config.store.append(
+                self.table_id,
+                config.owner,
+                self.version - 1,
+                move.to_dict(),
+                self.state,
+                reply,
+                lease_ms=config.lease_ms,
+            )
         )
         if result != "ok":
             self._lost(result)
+        if config.lease_ms:
+            self.lease_renewed = sent
 
     async def _save(self) -> None:
-        store = self.config.store
+        config = self.config
+        sent = time.monotonic()
         if not await self._store_call(
-            store.save_state(self.table_id, self.config.owner, self.state)
+            config.store.save_state(self.table_id, config.owner, self.state, config.lease_ms)
         ):
             self._lost("lost")
+        if config.lease_ms:
+            self.lease_renewed = sent
 
     def _lost(self, why: str) -> None:
         event(log, "table_lost", logging.WARNING, table=self.table_id, why=why)

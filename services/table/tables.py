@@ -3,9 +3,16 @@
 A request for a table this replica does not hold finds the table's lease:
 free → take it, rebuild the table from its log, serve it; held by a live replica →
 ``wrong_replica`` with that replica's address. A sweeper adopts live tables whose
-lease expired, so bot-only progress never stops when an owner dies. Leases are
-renewed every third of their lifetime, and the replica heartbeats its load into the
-registry. ``drain`` (SIGTERM) closes every table and releases its lease.
+lease expired, so bot-only progress never stops when an owner dies.
+
+Background work is proportional to this replica's own tables, not to the fleet: every
+append and save renews its table's lease; every third of the lease, one batched call
+renews the idle ones and one call per index shard notes every table's expiry in the
+lease index (services/table/lease_index.py). A sweep asks the index how many leases
+expired (one call per shard) and claims at most this replica's fair share of them, so
+a dead or drained replica's tables spread over the others instead of piling onto
+the first sweeper. The replica heartbeats its load into the registry. ``drain``
+(SIGTERM) closes every table and releases its lease.
 """
 
 from __future__ import annotations
@@ -13,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import re
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 
 from rackcore import Match, RulesError, commitment
@@ -28,6 +37,7 @@ from services.convert import rules_from_pb
 from services.table.bot_client import BotClient
 from services.table.clocks import now_ms
 from services.table.driver import drive
+from services.table.lease_index import FINISHED
 from services.table.settings import TableSettings
 from services.table.stored import SeatMeta, StoredTable, TableMeta, TableState
 from services.table.table import Table, TableConfig
@@ -106,29 +116,64 @@ class Tables:
         await self.registry.heartbeat(replica, self.settings.heartbeat_ttl_ms)
 
     async def _renew(self) -> None:
-        """Every live table's lease in one store call; a table whose lease is lost closes."""
-        tables = list(self.live.items())
+        """The idle tables' leases in one store call (an append or a save renewed the
+        others), then every table's expiry noted in the lease index; a table whose lease
+        is lost closes."""
+        lease_ms = self.settings.lease_ms
+        period = lease_ms // 3 / 1000
+        now = time.monotonic()
+        idle = [(t_id, t) for t_id, t in self.live.items() if now - t.lease_renewed >= period]
+        if idle:
+            held = await self.store.renew_many(
+                [t_id for t_id, _ in idle], self.config.owner, lease_ms
+            )
+            for (table_id, table), renewed in zip(idle, held, strict=True):
+                if renewed:
+                    table.lease_renewed = max(table.lease_renewed, now)
+                elif self.live.get(table_id) is table:  # else it retired meanwhile
+                    event(log, "lease_lost", logging.WARNING, table=table_id)
+                    async with table.lock:
+                        table.close(
+                            ServiceError("unavailable", "the table changed replicas; try again")
+                        )
+        await self._note(list(self.live.values()))
+
+    async def _note(self, tables: list[Table]) -> None:
+        """Note in the lease index when each of ``tables``' leases expires."""
         if not tables:
             return
-        table_ids = [table_id for table_id, _ in tables]
-        held = await self.store.renew_many(table_ids, self.config.owner, self.settings.lease_ms)
-        for (table_id, table), renewed in zip(tables, held, strict=True):
-            if renewed or self.live.get(table_id) is not table:  # or it retired meanwhile
-                continue
-            event(log, "lease_lost", logging.WARNING, table=table_id)
-            async with table.lock:
-                table.close(ServiceError("unavailable", "the table changed replicas; try again"))
+        now = time.monotonic()
+        ages = [(t.table_id, max(0, int((now - t.lease_renewed) * 1000))) for t in tables]
+        await self.store.note_leases(ages, self.settings.lease_ms)
 
     async def _sweep(self) -> None:
+        """Adopt at most this replica's fair share of the tables whose lease expired."""
         if self.draining:
             return
-        # Tables this replica holds or is taking are never adopted here: not worth a read.
-        skip = self.live.keys() | self._pending.keys() | self._corrupt
-        for table_id in await self.store.orphans(skip):
+        expired = await self.store.expired_count()
+        if not expired:
+            return
+        share = await self._fair_share(expired)
+        claim_ms = 2 * self.settings.sweep_ms
+        taking = []
+        for table_id in await self.store.claim_expired(share, claim_ms):
             if table_id in self.live or table_id in self._pending or table_id in self._corrupt:
                 continue
-            with contextlib.suppress(ServiceError):  # another replica was quicker, or it is gone
-                await self._get(table_id, sweeping=True)
+            taking.append(self._get(table_id, sweeping=True))
+        # Side by side: a dead replica's tables are taken over together, not one by one.
+        # A ServiceError: another replica was quicker, the lease is still held, or it is gone.
+        await asyncio.gather(*taking, return_exceptions=True)
+
+    async def _fair_share(self, expired: int) -> int:
+        """How many of ``expired`` orphans to claim now: enough to bring this replica up to
+        the fleet's mean load, and at least one (so orphans never wait on a replica that
+        does not sweep), at most all of them."""
+        others = [
+            r for r in await self.registry.live() if r.id != self.replica_id and not r.draining
+        ]
+        mine = len(self.live)
+        mean = math.ceil((sum(r.load for r in others) + mine + expired) / (len(others) + 1))
+        return min(expired, max(1, mean - mine))
 
     # -- creating ----------------------------------------------------------------------
 
@@ -271,6 +316,8 @@ class Tables:
             return await self._read_only(stored, sweeping)
         owner = self.config.owner
         holder = await self.store.holder(table_id)
+        if holder == FINISHED:  # finished since it was loaded
+            return await self._take(table_id, sweeping)
         if holder is not None and holder != owner:
             raise await self._elsewhere(holder)
         if self.draining:
@@ -291,6 +338,8 @@ class Tables:
             raise
         self._serve(table)
         event(log, "table_adopted", table=table_id, version=table.version, swept=sweeping)
+        with contextlib.suppress(Exception):  # else the next renewal round notes it
+            await self._note([table])
         return table
 
     def _rebuild(self, stored: StoredTable) -> Table:
@@ -304,10 +353,13 @@ class Tables:
 
     async def _read_only(self, stored: StoredTable, sweeping: bool) -> Table:
         table = Table.rebuild(stored, self.config, live=False)
-        if sweeping:  # over but still listed live: its owner died before finishing it
+        if sweeping:  # over but still listed live
             owner = self.config.owner
-            if await self.store.acquire(table.table_id, owner, self.settings.lease_ms) is None:
+            holder = await self.store.acquire(table.table_id, owner, self.settings.lease_ms)
+            if holder is None:  # its owner died before finishing it: finish it here
                 await self._finish(table)
+            elif holder == FINISHED:  # finished, and about to leave the index
+                await self.store.forget(table.table_id)
         return table
 
     async def _elsewhere(self, holder: str) -> ServiceError:
@@ -346,17 +398,18 @@ class Tables:
             self._drivers.pop(table.table_id, None)
 
     async def _finish(self, table: Table) -> None:
-        """Log the match record, let the store expire the table, end the streams."""
-        event(
-            log,
-            "match_record",
-            code=table.meta.code,
-            table=table.table_id,
-            reason=table.state.ended_reason,
-            match=table.match_log(),
-        )
+        """Finish the table in the store (one atomic step, fenced by the lease); only the
+        replica whose finish that was logs the match record. End the streams."""
         ttl = self.settings.finished_ttl_ms
-        await self.store.finish(table.table_id, self.config.owner, table.state, ttl)
+        if await self.store.finish(table.table_id, self.config.owner, table.state, ttl):
+            event(
+                log,
+                "match_record",
+                code=table.meta.code,
+                table=table.table_id,
+                reason=table.state.ended_reason,
+                match=table.match_log(),
+            )
         table.end_streams()
 
     async def drain(self) -> None:

@@ -12,6 +12,7 @@ import pytest
 from redis_engines import KINDS, Engines
 
 from services.common.redis_client import Durability, connect
+from services.table.lease_index import FINISHED, RedisLeaseIndex
 from services.table.store import TableStore
 from services.table.store_memory import MemoryStore
 from services.table.store_redis import RedisStore, keys
@@ -31,7 +32,9 @@ async def store(
     client = connect(redis_engines.url(request.param))
     # Behind Sentinel, as deployed there: a move counts once the replica has it.
     replicas = 1 if request.param == "sentinel" else 0
-    yield RedisStore(client, durability=Durability(replicas, 2_000))
+    # A lease index of its own: the session's Redis holds other tests' tables too.
+    index = f"test-{secrets.token_hex(4)}"
+    yield RedisStore(client, durability=Durability(replicas, 2_000), index_prefix=index)
     await client.aclose()
 
 
@@ -163,7 +166,7 @@ async def test_a_finished_table_stays_readable_then_expires(store: TableStore) -
     state = TableState.new(2)
     state.status, state.ended_reason = "finished", "finished"
     assert await store.finish(meta.table_id, A, state, 300)
-    assert await store.holder(meta.table_id) is None
+    assert await store.holder(meta.table_id) == FINISHED
     assert meta.table_id not in await store.live_tables()
     loaded = await store.load(meta.table_id)
     assert loaded is not None and loaded.state.over and len(loaded.moves) == 1
@@ -171,13 +174,68 @@ async def test_a_finished_table_stays_readable_then_expires(store: TableStore) -
     assert await store.load(meta.table_id) is None
 
 
-async def test_orphans_are_live_tables_without_a_lease(store: TableStore) -> None:
-    held, free = await _created(store), await _created(store)
-    await store.release(free.table_id, A)
-    orphans = await store.orphans()
-    assert free.table_id in orphans and held.table_id not in orphans
-    await store.forget(free.table_id)
-    assert free.table_id not in await store.orphans()
+async def test_a_finished_table_can_never_be_taken_nor_finished_again(store: TableStore) -> None:
+    """Finishing is one step: nobody can take the lease after it, so no sweeper can adopt
+    the table and log its record again (even while it is still listed live)."""
+    meta = await _created(store)
+    state = TableState.new(2)
+    state.status, state.ended_reason = "finished", "finished"
+    assert await store.finish(meta.table_id, A, state, 60_000)
+    assert await store.acquire(meta.table_id, B, LEASE) == FINISHED
+    assert await store.acquire(meta.table_id, A, LEASE) == FINISHED
+    assert not await store.finish(meta.table_id, A, state, 60_000)
+    assert not await store.finish(meta.table_id, B, state, 60_000)
+    assert await store.append(meta.table_id, A, 0, _move(), state) == "lost"
+    await store.release(meta.table_id, A)
+    assert await store.holder(meta.table_id) == FINISHED
+
+
+async def test_appends_and_saves_renew_the_lease(store: TableStore) -> None:
+    meta = await _created(store)
+    assert await store.acquire(meta.table_id, A, 300) is None
+    state = TableState.new(2)
+    assert await store.append(meta.table_id, A, 0, _move(), state, lease_ms=LEASE) == "ok"
+    await asyncio.sleep(0.5)  # past the 300 ms the lease had
+    assert await store.holder(meta.table_id) == A
+    assert await store.acquire(meta.table_id, A, 300) is None
+    assert await store.save_state(meta.table_id, A, state, LEASE)
+    await asyncio.sleep(0.5)
+    assert await store.holder(meta.table_id) == A
+    assert await store.acquire(meta.table_id, A, 200) is None
+    assert await store.append(meta.table_id, A, 1, _move(1), state) == "ok"  # no lease_ms
+    await asyncio.sleep(0.4)
+    assert await store.holder(meta.table_id) is None
+
+
+async def test_the_lease_index_lists_only_expired_leases(store: TableStore) -> None:
+    held, idle, released = await _created(store), await _created(store), await _created(store)
+    assert await store.expired_count() == 0
+    assert await store.claim_expired(10, 1_000) == []
+    # The owner notes its leases: one renewed just now, one LEASE ms ago (expiring now).
+    await store.note_leases([(held.table_id, 0), (idle.table_id, LEASE)], LEASE)
+    await store.release(released.table_id, A)  # a released lease is listed expired at once
+    assert await store.expired_count() == 2
+    claimed = await store.claim_expired(10, 300)
+    assert sorted(claimed) == sorted([idle.table_id, released.table_id])
+    assert await store.expired_count() == 0  # claimed: the other sweepers pass over them
+    assert await store.claim_expired(10, 300) == []
+    await asyncio.sleep(0.4)  # not adopted within the claim: they come round again
+    assert len(await store.claim_expired(1, 300)) == 1
+    assert len(await store.claim_expired(10, 300)) == 1
+    assert held.table_id in await store.live_tables()
+
+
+async def test_a_finished_or_forgotten_table_is_not_noted_back_into_the_index(
+    store: TableStore,
+) -> None:
+    done, gone = await _created(store), await _created(store)
+    state = TableState.new(2)
+    state.status = "ended"
+    assert await store.finish(done.table_id, A, state, 60_000)
+    await store.forget(gone.table_id)
+    await store.note_leases([(done.table_id, LEASE), (gone.table_id, LEASE)], LEASE)
+    assert not {done.table_id, gone.table_id} & set(await store.live_tables())
+    assert await store.claim_expired(10, 1_000) == []
 
 
 async def test_a_forgotten_table_is_no_longer_live(store: TableStore) -> None:
@@ -224,26 +282,30 @@ async def test_renew_many_of_nothing_is_nothing(store: TableStore) -> None:
     assert await store.renew_many([], A, LEASE) == []
 
 
-async def test_orphans_leave_out_the_tables_asked_to_skip(store: TableStore) -> None:
-    first, second = await _created(store), await _created(store)
-    await store.release(first.table_id, A)
-    await store.release(second.table_id, A)
-    orphans = await store.orphans({second.table_id})
-    assert first.table_id in orphans and second.table_id not in orphans
-
-
 @pytest.mark.parametrize("kind", KINDS)
-async def test_redis_renews_and_sweeps_in_chunks(redis_engines: Engines, kind: str) -> None:
+async def test_redis_renews_and_notes_in_chunks_over_index_shards(
+    redis_engines: Engines, kind: str
+) -> None:
     client = connect(redis_engines.url(kind))
-    store = RedisStore(client, chunk=2)
+    store = RedisStore(client, chunk=2, index_shards=3, index_prefix=f"t{secrets.token_hex(4)}")
     try:
         ids, expected = await _leases_held_and_lost(store)
         assert await store.renew_many(ids, A, LEASE) == expected
         assert [await store.holder(t) for t in ids] == [A, B, A, None, None, A]
-        orphans = await store.orphans()
-        assert ids[4] in orphans and not set(orphans) & {ids[0], ids[1], ids[2], ids[5]}
+        made = [t for t in ids if t != ids[3]]  # the unknown one was never created
+        assert sorted(await store.live_tables()) == sorted(made)
+        await store.note_leases([(t, LEASE) for t in made], LEASE)
+        assert await store.expired_count() == len(made)
+        assert sorted(await store.claim_expired(100, 60_000)) == sorted(made)
+        shards = {store.index.key(t) for t in made}
+        assert len(shards) > 1 and shards <= set(store.index.keys)
     finally:
         await client.aclose()
+
+
+def test_each_lease_index_shard_is_its_own_cluster_slot() -> None:
+    index = RedisLeaseIndex(connect("redis://127.0.0.1:1/0"), shards=4)
+    assert index.keys == [f"rackem:{{leases:{n}}}" for n in range(4)]
 
 
 def test_a_state_round_trips_through_json_with_every_field() -> None:

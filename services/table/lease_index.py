@@ -1,0 +1,125 @@
+"""The lease index: when each live table's lease expires, so sweepers read only the expired.
+
+Before it, each replica's sweeper read the whole live set and probed every lease it did
+not hold, every second: work proportional to all tables times all replicas. With the
+index, a sweep is one small call per shard when nothing expired, and otherwise reads
+only the entries whose expiry has passed (``claim``).
+
+On Redis the index is one sorted set per shard, ``<prefix>:{leases:N}`` (member: table
+id; score: when its lease expires, in Redis's own clock, so replicas' clocks never
+matter). A table's shard is ``crc32(id) % shards``; in a Redis Cluster the shards spread
+over the nodes by their hash tags. The index is never written in one script with a
+table's ``{t:ID}`` keys (another slot): an owner notes its tables' expiries once per
+renewal round (``note``, one call per shard for all its tables), and a sweeper checks
+the lease itself before it adopts a table the index names. The index may lag the
+leases by a round; it can only make a sweep look at a table a little early or late,
+never let two replicas hold one table (the lease decides that).
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections import defaultdict
+from collections.abc import Sequence
+
+from services.common.redis_client import RedisClient
+
+__all__ = ["FINISHED", "RedisLeaseIndex", "shard_of"]
+
+FINISHED = "finished"
+"""The lease of a finished table: no owner string (``"id address"``) can equal it."""
+
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+# ARGV: mode ('XX': only tables still listed; 'NX': new ones), lease ms, then id, age pairs.
+# A table's expiry is now + lease - age: age is how long ago its lease was last renewed.
+_NOTE = (
+    _NOW
+    + """
+local lease = tonumber(ARGV[2])
+local args = {}
+for i = 3, #ARGV, 2 do
+  args[#args + 1] = now + lease - tonumber(ARGV[i + 1])
+  args[#args + 1] = ARGV[i]
+end
+if #args > 0 then redis.call('ZADD', KEYS[1], ARGV[1], unpack(args)) end
+return #args / 2
+"""
+)
+_COUNT = _NOW + "return redis.call('ZCOUNT', KEYS[1], '-inf', now)\n"
+# Up to ARGV[1] expired entries, each moved ARGV[2] ms ahead: the other sweepers pass over
+# them meanwhile, and they come round again if this one does not adopt them.
+_CLAIM = (
+    _NOW
+    + """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), id) end
+return ids
+"""
+)
+
+
+def shard_of(table_id: str, shards: int) -> int:
+    return zlib.crc32(table_id.encode()) % shards
+
+
+class RedisLeaseIndex:
+    def __init__(
+        self, client: RedisClient, shards: int = 1, prefix: str = "rackem", chunk: int = 500
+    ) -> None:
+        if shards < 1:
+            raise ValueError("the lease index needs at least one shard")
+        self._redis = client
+        self._shards = shards
+        self._chunk = chunk
+        self.keys = [f"{prefix}:{{leases:{n}}}" for n in range(shards)]
+        self._note = client.register_script(_NOTE)
+        self._count = client.register_script(_COUNT)
+        self._claim = client.register_script(_CLAIM)
+
+    def key(self, table_id: str) -> str:
+        return self.keys[shard_of(table_id, self._shards)]
+
+    async def add(self, table_id: str, lease_ms: int) -> None:
+        """List a new table, its lease expiring ``lease_ms`` from now."""
+        await self._note(keys=[self.key(table_id)], args=["NX", lease_ms, table_id, 0])
+
+    async def note(self, ages: Sequence[tuple[str, int]], lease_ms: int) -> None:
+        """Each listed table's lease expires ``lease_ms - age`` from now (tables no longer
+        listed, because they finished meanwhile, are not listed again)."""
+        by_shard: dict[str, list[str | int]] = defaultdict(list)
+        for table_id, age in ages:
+            by_shard[self.key(table_id)] += [table_id, age]
+        for key, pairs in by_shard.items():
+            step = 2 * self._chunk
+            for start in range(0, len(pairs), step):
+                args = ["XX", lease_ms, *pairs[start : start + step]]
+                await self._note(keys=[key], args=args)
+
+    async def expired_count(self) -> int:
+        total = 0
+        for key in self.keys:
+            total += int(await self._count(keys=[key]))
+        return total
+
+    async def claim(self, limit: int, claim_ms: int) -> list[str]:
+        claimed: list[str] = []
+        start = random.randrange(self._shards)  # no shard is always read first
+        for key in self.keys[start:] + self.keys[:start]:
+            if len(claimed) >= limit:
+                break
+            ids = await self._claim(keys=[key], args=[limit - len(claimed), claim_ms])
+            claimed += [str(i) for i in ids]
+        return claimed
+
+    async def members(self) -> list[str]:
+        out: list[str] = []
+        for key in self.keys:
+            out += [str(m) for m in await self._redis.zrange(key, 0, -1)]
+        return sorted(out)
+
+    async def remove(self, table_id: str) -> None:
+        await self._redis.zrem(self.key(table_id), table_id)
