@@ -42,6 +42,7 @@ CODES: dict[str, grpc.StatusCode] = {
     "table_full": grpc.StatusCode.FAILED_PRECONDITION,
     "no_spectators": grpc.StatusCode.PERMISSION_DENIED,
     "spectators_full": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "no_rematch": grpc.StatusCode.FAILED_PRECONDITION,
     "wrong_replica": grpc.StatusCode.FAILED_PRECONDITION,
     "stale_version": grpc.StatusCode.ABORTED,
     "bad_token": grpc.StatusCode.UNAUTHENTICATED,

@@ -77,6 +77,13 @@ class MatchmakerCalls:
         """The seat's waiting room now and after every change, until it started or closed."""
         return _lobbies(self._mm.watch(request.token))
 
+    async def rematch(self, request: pb.TokenRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.rematch(request.token))
+
+    def watch_rematch(self, request: pb.TokenRequest) -> AsyncIterator[pb.Lobby]:
+        """The rematch of the token's match once asked for, until it started or closed."""
+        return _lobbies(self._mm.watch_rematch(request.token))
+
     def watch_code(self, request: pb.LobbyRequest) -> AsyncIterator[pb.Lobby]:
         """A spectator's waiting room by code, until it started or closed."""
         return _lobbies(self._mm.watch_code(request.code))

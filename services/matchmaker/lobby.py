@@ -20,13 +20,15 @@ def lobby_to_pb(record: TableRecord) -> pb.Lobby:
         table_id=record.id,
         rules=rules_to_pb(record.rules),
         seats=[
-            pb.LobbySeat(seat=i, name=seat.name, taken=seat.taken, bot=seat.bot)
+            pb.LobbySeat(
+                seat=i, name=seat.name, taken=seat.taken and not seat.reserved, bot=seat.bot
+            )
             for i, seat in enumerate(record.seats)
         ],
         creator_seat=record.creator_seat,
         status=record.lobby_status,
         replica=record.replica,
-        fill_deadline_ms=record.fill_deadline_ms if waiting and record.public else 0,
+        fill_deadline_ms=record.fill_deadline_ms if waiting and record.creator_seat < 0 else 0,
         public=record.public,
         level=record.level,
         spectators="public" if record.spectators else "off",

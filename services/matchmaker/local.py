@@ -69,6 +69,12 @@ class LocalMatchmaker:
     def WatchCode(self, request: pb.LobbyRequest) -> LobbyStream:
         return LobbyStream(self._calls.watch_code(request))
 
+    async def Rematch(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
+        return await _call("Rematch", self._calls.rematch(request), timeout)
+
+    def WatchRematch(self, request: pb.TokenRequest) -> LobbyStream:
+        return LobbyStream(self._calls.watch_rematch(request))
+
 
 class LobbyStream:
     """A waiting room's updates, read with ``async for``; ``cancel()`` ends it early."""

@@ -18,6 +18,7 @@ __all__ = [
     "LEAVE",
     "QUICK_JOIN",
     "RELEASE",
+    "REMATCH",
 ]
 
 _PRELUDE = """
@@ -282,5 +283,61 @@ if f[4] == '1' and tonumber(f[5]) < tonumber(f[6]) then
   redis.call('ZADD', qkey(f[6]), tonumber(f[7]), f[3])
 end
 return 'waiting'
+"""
+)
+
+# KEYS: rematch of the old table, new table, new code, token, due.
+# ARGV: ns, now, old id, new id, code, players, rules, level, seat, name, hash, lobby_ttl,
+#       token_ttl, rematch_ms, owner, claim_ms, spectators, then per seat: name, bot ("1").
+# The first to ask opens the rematch: every seat reserved (the old names; bots stay bots),
+# due after rematch_ms. Then the asker's seat takes its new token. Returns {id, seat,
+# start, table fields...} (start: every human answered, claimed for owner), {} on a code
+# collision, or {error code}.
+REMATCH = (
+    _PRELUDE
+    + """
+local id = redis.call('GET', KEYS[1])
+if id and redis.call('EXISTS', tkey(id)) == 0 then id = false end
+if not id then
+  local lobby_ttl = tonumber(ARGV[12])
+  if not redis.call('SET', KEYS[3], ARGV[4], 'NX', 'PX', lobby_ttl) then return {} end
+  id = ARGV[4]
+  local deadline = now + tonumber(ARGV[14])
+  redis.call('HSET', KEYS[2], 'id', id, 'code', ARGV[5], 'pub', '0', 'players', ARGV[6],
+    'rules', ARGV[7], 'level', ARGV[8], 'creator', -1, 'status', 'waiting', 'created', now,
+    'deadline', deadline, 'replica', '', 'ver', 0, 'humans', 0, 'owner', '', 'attempts', 0,
+    'spec', ARGV[17])
+  local i = 0
+  for a = 18, #ARGV, 2 do
+    redis.call('HSET', KEYS[2], 'n' .. i, ARGV[a])
+    if ARGV[a + 1] == '1' then redis.call('HSET', KEYS[2], 'b' .. i, '1') end
+    i = i + 1
+  end
+  redis.call('PEXPIRE', KEYS[2], lobby_ttl)
+  redis.call('SET', KEYS[1], id, 'PX', lobby_ttl)
+  redis.call('ZADD', KEYS[5], deadline, id)
+  redis.call('PUBLISH', ns .. 'ev', ARGV[3])
+end
+local tk = tkey(id)
+local f = redis.call('HMGET', tk, 'status', 'players')
+if f[1] == 'closed' then return {'no_rematch'} end
+if f[1] ~= 'waiting' then return {'already_started'} end
+local seat = ARGV[9]
+local old = redis.call('HGET', tk, 'k' .. seat)
+if old and old ~= '' then
+  redis.call('DEL', ns .. 'tok:' .. old)
+else
+  redis.call('HINCRBY', tk, 'humans', 1)
+end
+redis.call('HSET', tk, 'n' .. seat, ARGV[10], 'k' .. seat, ARGV[11])
+seat_token(KEYS[4], id, seat, tonumber(ARGV[13]))
+local start = 1
+for i = 0, tonumber(f[2]) - 1 do
+  local k = redis.call('HGET', tk, 'k' .. i)
+  if redis.call('HGET', tk, 'b' .. i) ~= '1' and (not k or k == '') then start = 0 end
+end
+if start == 1 then take(id, ARGV[15], tonumber(ARGV[16])) end
+bump(id)
+return reply({id, tonumber(seat), start}, id)
 """
 )

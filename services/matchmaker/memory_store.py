@@ -39,6 +39,7 @@ class MemoryStore:
         self._due: dict[str, int] = {}  # table id → when
         self._codes: dict[str, str] = {}
         self._tokens: dict[str, str] = {}  # token hash → "table-id seat"
+        self._rematches: dict[str, str] = {}  # old table id → its rematch's id
         self._expiry: dict[tuple[str, str], int] = {}
         self._subscribers: set[asyncio.Queue[str]] = set()
         self._swept = 0
@@ -48,6 +49,8 @@ class MemoryStore:
     def _space(self, kind: str) -> dict[str, dict[str, str]] | dict[str, str]:
         if kind == "t":
             return self._tables
+        if kind == "rm":
+            return self._rematches
         return self._codes if kind == "code" else self._tokens
 
     def _alive(self, kind: str, key: str) -> bool:
@@ -182,6 +185,65 @@ class MemoryStore:
             self._take(table.id, owner, now_ms, timings.claim_ms)
         self._bump(table.id)
         return Placed(table.id, 0, owner is not None, self._record(table.id))
+
+    async def rematch(
+        self,
+        old_id: str,
+        table: NewTable,
+        seats: Sequence[tuple[str, bool]],
+        seat: int,
+        sitter: Sitter,
+        now_ms: int,
+        timings: Timings,
+        owner: str,
+    ) -> Placed | None:
+        table_id = self._rematches.get(old_id) if self._alive("rm", old_id) else None
+        if table_id is None or self._table(table_id) is None:
+            ttl = timings.lobby_ttl_ms
+            if self._alive("code", table.code):
+                return None
+            self._codes[table.code] = table.id
+            self._expire("code", table.code, ttl)
+            deadline = now_ms + timings.rematch_ms
+            fields = {
+                **new_fields(table, Sitter("", ""), now_ms, deadline),
+                "creator": "-1",
+                "humans": "0",
+            }
+            for i, (name, bot) in enumerate(seats):
+                fields[f"n{i}"] = name
+                fields.pop(f"k{i}", None)
+                if bot:
+                    fields[f"b{i}"] = "1"
+            self._tables[table.id] = fields
+            self._expire("t", table.id, ttl)
+            self._rematches[old_id] = table_id = table.id
+            self._expire("rm", old_id, ttl)
+            self._due[table.id] = deadline
+            for queue in self._subscribers:
+                queue.put_nowait(old_id)
+        fields = self._tables[table_id]
+        if fields["status"] == "closed":
+            raise ServiceError("no_rematch", "the rematch was called off")
+        if fields["status"] != "waiting":
+            raise ServiceError("already_started", "the table has already started")
+        old = fields.get(f"k{seat}", "")
+        if old:
+            self._delete("tok", old)
+        else:
+            fields["humans"] = str(int(fields["humans"]) + 1)
+        fields[f"n{seat}"] = sitter.name
+        fields[f"k{seat}"] = sitter.token_hash
+        self._seat_token(sitter.token_hash, table_id, seat, timings.token_ttl_ms)
+        players = int(fields["players"])
+        start = all(fields.get(f"b{i}") == "1" or fields.get(f"k{i}") for i in range(players))
+        if start:
+            self._take(table_id, owner, now_ms, timings.claim_ms)
+        self._bump(table_id)
+        return Placed(table_id, seat, start, self._record(table_id))
+
+    async def rematch_of(self, old_id: str) -> str | None:
+        return self._rematches.get(old_id) if self._alive("rm", old_id) else None
 
     async def join_code(
         self, code: str, sitter: Sitter, now_ms: int, timings: Timings, owner: str

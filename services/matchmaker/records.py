@@ -81,6 +81,7 @@ class Timings:
     claim_ms: int = 15_000
     retry_ms: int = 1_000
     max_attempts: int = 30
+    rematch_ms: int = 30_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,11 @@ class SeatRecord:
     @property
     def taken(self) -> bool:
         return bool(self.name)
+
+    @property
+    def reserved(self) -> bool:
+        """A rematch's seat kept for its player, who has not answered yet."""
+        return bool(self.name) and not self.token_hash and not self.bot
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,7 @@ _MESSAGES = {
     "table_full": "the table has no free seat",
     "already_started": "the table has already started",
     "bad_token": "unknown or expired seat token",
+    "no_rematch": "the rematch was called off",
 }
 
 
@@ -71,6 +72,7 @@ class RedisStore:
         self._claim_due = client.register_script(lua.CLAIM_DUE)
         self._finish = client.register_script(lua.FINISH)
         self._release = client.register_script(lua.RELEASE)
+        self._rematch = client.register_script(lua.REMATCH)
 
     def _key(self, *parts: str) -> str:
         return self._ns + ":".join(parts)
@@ -136,6 +138,54 @@ class RedisStore:
             ],
         )
         return _placed(reply)
+
+    async def rematch(
+        self,
+        old_id: str,
+        table: NewTable,
+        seats: Sequence[tuple[str, bool]],
+        seat: int,
+        sitter: Sitter,
+        now_ms: int,
+        timings: Timings,
+        owner: str,
+    ) -> Placed | None:
+        args: list[Any] = [
+            self._ns,
+            now_ms,
+            old_id,
+            table.id,
+            table.code,
+            table.rules.players,
+            table.rules_json(),
+            table.level,
+            seat,
+            sitter.name,
+            sitter.token_hash,
+            timings.lobby_ttl_ms,
+            timings.token_ttl_ms,
+            timings.rematch_ms,
+            owner,
+            timings.claim_ms,
+            "1" if table.spectators else "0",
+        ]
+        for name, bot in seats:
+            args += [name, "1" if bot else ""]
+        reply = await self._rematch(
+            keys=[
+                self._key("rm", old_id),
+                self._key("t", table.id),
+                self._key("code", table.code),
+                self._key("tok", sitter.token_hash),
+                self._key("due"),
+            ],
+            args=args,
+        )
+        return _placed(reply)
+
+    async def rematch_of(self, old_id: str) -> str | None:
+        found = await self._redis.get(self._key("rm", old_id))
+        return None if found is None else str(found)
 
     async def join_code(
         self, code: str, sitter: Sitter, now_ms: int, timings: Timings, owner: str

@@ -106,6 +106,19 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
                 return
             yield lobby
 
+    async def Rematch(self, request: pb.TokenRequest, context: Context) -> pb.Seated:
+        return await self._call("Rematch", context, partial(self._calls.rematch, request))
+
+    async def WatchRematch(
+        self, request: pb.TokenRequest, context: Context
+    ) -> AsyncIterator[pb.Lobby]:
+        lobbies = self._calls.watch_rematch(request)
+        while True:
+            lobby = await self._call("WatchRematch", context, partial(_next_lobby, lobbies))
+            if lobby is None:
+                return
+            yield lobby
+
 
 async def _next_lobby(lobbies: AsyncIterator[pb.Lobby]) -> pb.Lobby | None:
     try:
@@ -200,6 +213,7 @@ async def create_server(
         claim_ms=settings.claim_ms,
         retry_ms=settings.retry_ms,
         max_attempts=settings.max_start_attempts,
+        rematch_ms=settings.rematch_ms,
     )
     placer = Placer(
         registry, settings.create_timeout_ms / 1000, settings.table_addr, local=local_tables

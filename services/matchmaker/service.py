@@ -179,6 +179,60 @@ class Matchmaker:
             raise ServiceError("no_code", "no table has that code")
         return record
 
+    # -- rematch ----------------------------------------------------------------------------
+
+    async def rematch(self, token: str) -> Seating:
+        """The token's seat at the rematch of its match: a new table (new id, code and, at
+        the table, seed) with the same rules, level, spectators and seats; the first to ask
+        opens it, each player takes their own seat with a new token. It starts when every
+        human answered, or after ``rematch_ms`` with bots for those who did not."""
+        table_id, seat, _ = await self._resolve(token)
+        old = await self._store.table(table_id)
+        if old is None or old.status != "started":
+            raise ServiceError("no_rematch", "a rematch follows a match that was played")
+        fresh = new_token()
+        sitter = Sitter(old.seats[seat].name, hash_token(fresh))
+        seats = [(s.name, s.bot) for s in old.seats]
+        for _ in range(CODE_ATTEMPTS):
+            table = NewTable(
+                new_table_id(), self._codes(), False, old.rules, old.level, -1, old.spectators
+            )
+            placed = await self._store.rematch(
+                old.id,
+                table,
+                seats,
+                seat,
+                sitter,
+                self._clock(),
+                self._timings,
+                self._starter.owner,
+            )
+            if placed is not None:
+                if placed.table_id == table.id:
+                    event(log, "rematch_opened", table=table.id, rematch_of=old.id)
+                return await self._seated(fresh, placed)
+        raise self._no_code()
+
+    async def watch_rematch(self, token: str) -> AsyncIterator[TableRecord]:
+        """The rematch of the token's match once someone asked, then after every change,
+        until it started or closed. Nothing for a match with fewer than two humans: there
+        is nobody to tell."""
+        table_id, _, _ = await self._resolve(token)
+        old = await self._store.table(table_id)
+        if old is None or old.status != "started" or old.humans < 2:
+            return
+        while True:
+            with self._hub.waiter(table_id) as asked:
+                rematch_id = await self._store.rematch_of(table_id)
+                if rematch_id is not None:
+                    break
+                if self._hub.closed:
+                    return
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(asked.wait(), self._watch_poll_s)
+        async for record in self._watch(rematch_id):
+            yield record
+
     async def watch(self, token: str) -> AsyncIterator[TableRecord]:
         """The lobby at once, then after every change, until it started or closed."""
         table_id, _, _ = await self._resolve(token)

@@ -33,4 +33,5 @@ class MatchmakerSettings:
     retry_ms: int = 1_000  # wait before retrying a start that found no replica
     max_start_attempts: int = 30  # then the table is closed
     create_timeout_ms: int = 3_000  # one Table.CreateTable call
+    rematch_ms: int = 30_000  # a rematch waits this long for every player; then bots sit in
     grace_s: float = 5.0  # graceful-stop budget on SIGTERM

@@ -58,13 +58,17 @@ class Starter:
         On a failed placement the claim is released by ``on_fail`` and the
         ``ServiceError`` raised."""
         table_id = record.id
-        free = [i for i, seat in enumerate(record.seats) if not seat.taken]
+        # Bots sit in the empty seats, and in a rematch's seats nobody answered for; a
+        # rematch's bots keep their seats and names.
+        free = [i for i, seat in enumerate(record.seats) if not seat.taken or seat.reserved]
         names = bot_names(record.id, len(free), {seat.name for seat in record.seats})
         bots = list(zip(free, names, strict=True))
         bot_at = dict(bots)
         seats = [
             table_pb2.SeatSpec(name=bot_at[i], bot=True, level=record.level)
             if i in bot_at
+            else table_pb2.SeatSpec(name=seat.name, bot=True, level=record.level)
+            if seat.bot
             else table_pb2.SeatSpec(name=seat.name, level=record.level, token_hash=seat.token_hash)
             for i, seat in enumerate(record.seats)
         ]

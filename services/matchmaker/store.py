@@ -41,6 +41,28 @@ class Store(Protocol):
         is claimed for that owner to start at once. None: the code was taken, try another."""
         ...
 
+    async def rematch(
+        self,
+        old_id: str,
+        table: NewTable,
+        seats: Sequence[tuple[str, bool]],
+        seat: int,
+        sitter: Sitter,
+        now_ms: int,
+        timings: Timings,
+        owner: str,
+    ) -> Placed | None:
+        """Seat ``sitter`` in ``seat`` of the rematch of table ``old_id``; the first to ask
+        opens it as ``table`` (every seat reserved with its old name, ``seats``: name, bot;
+        due after ``timings.rematch_ms``). A seat asked for again takes the newer token.
+        Claimed for ``owner`` once every human seat has answered (``Placed.start``). None:
+        the code was taken, try another. ``already_started``, ``no_rematch`` (closed)."""
+        ...
+
+    async def rematch_of(self, old_id: str) -> str | None:
+        """The id of the rematch of table ``old_id``, once someone asked for it."""
+        ...
+
     async def join_code(
         self, code: str, sitter: Sitter, now_ms: int, timings: Timings, owner: str
     ) -> Placed:

@@ -79,6 +79,16 @@ class MatchmakerStub:
                 request_serializer=rackem_dot_v1_dot_matchmaker__pb2.LobbyRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
                 _registered_method=True)
+        self.Rematch = channel.unary_unary(
+                '/rackem.v1.Matchmaker/Rematch',
+                request_serializer=rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_matchmaker__pb2.Seated.FromString,
+                _registered_method=True)
+        self.WatchRematch = channel.unary_stream(
+                '/rackem.v1.Matchmaker/WatchRematch',
+                request_serializer=rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
+                _registered_method=True)
 
 
 class MatchmakerServicer:
@@ -145,6 +155,22 @@ class MatchmakerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Rematch(self, request, context):
+        """After a match: the token's seat at the rematch (a new table, same rules and seats,
+        opened by the first to ask; the others' seats wait for them until REMATCH_MS).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchRematch(self, request, context):
+        """The rematch of the token's match once someone asked, and after every change, until it
+        started or closed; ends at once for a match with fewer than two humans.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchmakerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -191,6 +217,16 @@ def add_MatchmakerServicer_to_server(servicer, server):
             'WatchCode': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchCode,
                     request_deserializer=rackem_dot_v1_dot_matchmaker__pb2.LobbyRequest.FromString,
+                    response_serializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.SerializeToString,
+            ),
+            'Rematch': grpc.unary_unary_rpc_method_handler(
+                    servicer.Rematch,
+                    request_deserializer=rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.FromString,
+                    response_serializer=rackem_dot_v1_dot_matchmaker__pb2.Seated.SerializeToString,
+            ),
+            'WatchRematch': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchRematch,
+                    request_deserializer=rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_matchmaker__pb2.Lobby.SerializeToString,
             ),
     }
@@ -436,6 +472,60 @@ class Matchmaker:
             target,
             '/rackem.v1.Matchmaker/WatchCode',
             rackem_dot_v1_dot_matchmaker__pb2.LobbyRequest.SerializeToString,
+            rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Rematch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rackem.v1.Matchmaker/Rematch',
+            rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.SerializeToString,
+            rackem_dot_v1_dot_matchmaker__pb2.Seated.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchRematch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/rackem.v1.Matchmaker/WatchRematch',
+            rackem_dot_v1_dot_matchmaker__pb2.TokenRequest.SerializeToString,
             rackem_dot_v1_dot_matchmaker__pb2.Lobby.FromString,
             options,
             channel_credentials,

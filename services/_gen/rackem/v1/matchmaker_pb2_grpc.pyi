@@ -47,6 +47,14 @@ class MatchmakerStub:
     """Waiting-room updates until the table starts or closes."""
     WatchCode: _grpc.UnaryStreamMultiCallable[_matchmaker_pb2.LobbyRequest, _matchmaker_pb2.Lobby]
     """The same by room code, for a spectator: until the table starts or closes."""
+    Rematch: _grpc.UnaryUnaryMultiCallable[_matchmaker_pb2.TokenRequest, _matchmaker_pb2.Seated]
+    """After a match: the token's seat at the rematch (a new table, same rules and seats,
+    opened by the first to ask; the others' seats wait for them until REMATCH_MS).
+    """
+    WatchRematch: _grpc.UnaryStreamMultiCallable[_matchmaker_pb2.TokenRequest, _matchmaker_pb2.Lobby]
+    """The rematch of the token's match once someone asked, and after every change, until it
+    started or closed; ends at once for a match with fewer than two humans.
+    """
 
 @_typing.type_check_only
 class MatchmakerAsyncStub(MatchmakerStub):
@@ -67,6 +75,14 @@ class MatchmakerAsyncStub(MatchmakerStub):
     """Waiting-room updates until the table starts or closes."""
     WatchCode: _aio.UnaryStreamMultiCallable[_matchmaker_pb2.LobbyRequest, _matchmaker_pb2.Lobby]  # type: ignore[assignment]
     """The same by room code, for a spectator: until the table starts or closes."""
+    Rematch: _aio.UnaryUnaryMultiCallable[_matchmaker_pb2.TokenRequest, _matchmaker_pb2.Seated]  # type: ignore[assignment]
+    """After a match: the token's seat at the rematch (a new table, same rules and seats,
+    opened by the first to ask; the others' seats wait for them until REMATCH_MS).
+    """
+    WatchRematch: _aio.UnaryStreamMultiCallable[_matchmaker_pb2.TokenRequest, _matchmaker_pb2.Lobby]  # type: ignore[assignment]
+    """The rematch of the token's match once someone asked, and after every change, until it
+    started or closed; ends at once for a match with fewer than two humans.
+    """
 
 class MatchmakerServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -138,5 +154,25 @@ class MatchmakerServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_matchmaker_pb2.Lobby], _abc.AsyncIterator[_matchmaker_pb2.Lobby]]:
         """The same by room code, for a spectator: until the table starts or closes."""
+
+    @_abc_1.abstractmethod
+    def Rematch(
+        self,
+        request: _matchmaker_pb2.TokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_matchmaker_pb2.Seated, _abc.Awaitable[_matchmaker_pb2.Seated]]:
+        """After a match: the token's seat at the rematch (a new table, same rules and seats,
+        opened by the first to ask; the others' seats wait for them until REMATCH_MS).
+        """
+
+    @_abc_1.abstractmethod
+    def WatchRematch(
+        self,
+        request: _matchmaker_pb2.TokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_matchmaker_pb2.Lobby], _abc.AsyncIterator[_matchmaker_pb2.Lobby]]:
+        """The rematch of the token's match once someone asked, and after every change, until it
+        started or closed; ends at once for a match with fewer than two humans.
+        """
 
 def add_MatchmakerServicer_to_server(servicer: MatchmakerServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
