@@ -81,6 +81,7 @@ class Client:
         self.code: str | None = None
         self.latest_view: Message | None = None
         self.latest_lobby: Message | None = None
+        self.latest_offer: Message | None = None  # the newest ``rematch_offer``
         self.views_seen = 0
         self.close_code: int | None = None
         self._ws: ClientConnection | None = None
@@ -146,6 +147,8 @@ class Client:
             self.table_id, self.code = message["table_id"], message["code"]
         elif kind == "lobby":
             self.latest_lobby = message
+        elif kind == "rematch_offer":
+            self.latest_offer = message
         elif kind == "view":
             self.latest_view = message
             self.views_seen += 1
@@ -265,6 +268,11 @@ class Client:
         """Watch the table with room code ``code`` as a spectator; the ``watching`` message."""
         await self.send({"type": "watch", "code": code})
         return await self.wait_for("watching")
+
+    async def rematch(self) -> Message:
+        """Ask for (or accept) a rematch of the match just finished; its ``seated``."""
+        await self.send({"type": "rematch"})
+        return await self.wait_for("seated")
 
     async def resume(self, token: str | None = None) -> Message:
         await self.send({"type": "resume", "token": token or self.token})

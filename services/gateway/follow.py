@@ -41,6 +41,7 @@ class Seat:
     code: str = ""  # a spectator's: the waiting room is watched by code
     replica: str = ""  # the owning table replica's address, once started
     started: bool = False
+    status: str = ""  # the table's status in its latest view
     leaving: bool = False  # a leave is under way: the table ends the stream for it
 
 
@@ -142,7 +143,7 @@ async def _watch_table(
         nonlocal status, tries, before_first
         tries = 0
         seat.replica = target
-        status = table_view.status
+        status = seat.status = table_view.status
         if before_first is not None:
             first, before_first = before_first, None
             first()

@@ -41,6 +41,7 @@ CLIENT_TYPES = (
     "resume",
     "ping",
     "watch",
+    "rematch",
 )
 SERVER_TYPES = (
     "welcome",
@@ -52,6 +53,7 @@ SERVER_TYPES = (
     "pong",
     "error",
     "watching",
+    "rematch_offer",
 )
 ERROR_CODES = (
     "bad_frame",
@@ -79,6 +81,7 @@ ERROR_CODES = (
     "watching",
     "no_spectators",
     "spectators_full",
+    "no_rematch",
 )
 
 

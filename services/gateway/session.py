@@ -23,7 +23,7 @@ from services.common import eager
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.gateway import messages
-from services.gateway.follow import Seat, follow
+from services.gateway.follow import FINAL, Seat, follow
 from services.gateway.hub import REPLACED, Hub
 from services.gateway.limits import AbuseCounter, TokenBucket
 from services.gateway.protocol import (
@@ -34,6 +34,7 @@ from services.gateway.protocol import (
     from_service,
     parse,
 )
+from services.gateway.rematch import Finished, after_match, forget, rematch
 from services.gateway.watch import Spectator, refuse_while_watching, watch
 from services.gateway.ws_protocol import INVALID_TEXT
 
@@ -56,6 +57,7 @@ class Session:
         self.address = address  # for the game limiter only (limits.client_key); never logged
         self.seat: Seat | None = None
         self.watching: Spectator | None = None  # the table this connection watches, if any
+        self.finished: Finished | None = None  # its last finished match (for a rematch)
         self._outbox: asyncio.Queue[str | int] = asyncio.Queue(maxsize=s.outbound_queue)
         self._bucket = TokenBucket(s.msg_rate, s.msg_burst)
         self._abuse = AbuseCounter(s.abuse_limit, s.abuse_window_s)
@@ -98,6 +100,7 @@ class Session:
             self._unbind()
             if self.watching is not None:
                 self.watching.stop()
+            forget(self)
             self.hub.leave(self)
             self._done.set()
 
@@ -222,6 +225,14 @@ class Session:
 
     def _no_seat(self) -> None:
         refuse_while_watching(self)
+        seat = self.seat
+        if seat is not None and seat.status in FINAL:
+            # The final view went out and the table's end of the stream is on its way: the
+            # match is over for this connection now (it may start a new game at once).
+            self._stop_following()
+            self._unbind()
+            if seat.status == "finished":
+                after_match(self, seat)
         if self.seat is not None:
             raise ProtocolError(
                 "already_seated", "this connection already holds a seat; leave first"
@@ -244,6 +255,7 @@ class Session:
 
     def _bind(self, reply: mm.Seated, token: str) -> None:
         self._stop_following()
+        forget(self)
         seat = Seat(token=reply.token or token, seat=reply.seat, table_id=reply.table_id)
         self.seat = seat
         self.hub.claim(seat.token, self)
@@ -266,6 +278,8 @@ class Session:
             self.replaced()
         elif over and self.seat is seat:
             self._unbind()
+        if over and seat.status == "finished" and not seat.leaving:
+            after_match(self, seat)
 
     def _stop_following(self) -> None:
         if self._follow is not None and self._follow is not asyncio.current_task():
@@ -438,4 +452,5 @@ _HANDLERS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     "resume": Session._resume,
     "ping": Session._ping,
     "watch": watch,
+    "rematch": rematch,
 }

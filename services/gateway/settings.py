@@ -56,6 +56,8 @@ class GatewaySettings:
     rpc_timeout_s: float = 5.0
     resubscribe_tries: int = 5  # table stream lost: tries through TABLE_ADDR before giving up
     resubscribe_backoff_s: float = 0.2
+    # After a finished match, a rematch offer is forwarded for at most this long.
+    rematch_offer_s: float = 300.0
     # uvicorn: frames above this are refused by the WebSocket layer (1009) before parsing.
     ws_max_size: int = 65536
     # permessage-deflate: views shrink 3-5x on the wire, but each connection then holds

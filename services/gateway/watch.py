@@ -22,6 +22,7 @@ from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services.common.errors import ServiceError
 from services.gateway.follow import Seat, follow
 from services.gateway.protocol import ProtocolError, from_service
+from services.gateway.rematch import forget
 
 if TYPE_CHECKING:
     from services.gateway.session import Session
@@ -71,6 +72,7 @@ async def watch(session: Session, message: dict[str, Any]) -> None:
     if lobby.spectators != "public":
         raise ProtocolError("no_spectators", "this table is not open to spectators")
     spectator = Spectator(lobby.table_id, lobby.code)
+    forget(session)
     session.watching = spectator
     spectator.task = asyncio.create_task(_follow(session, spectator, lobby))
 

@@ -139,6 +139,7 @@ async def start_services(bot_server: BotRunning) -> AsyncIterator[StartServices]
             fill_ms=300,
             fill_lone_ms=300,
             tick_ms=50,
+            rematch_ms=3_000,  # a rematch's wait for the players who did not answer yet
         )
         matchmaker = await create_matchmaker(mm_settings, registry=registry)
         started.append(Services(bot_server, table, matchmaker, store, registry))
