@@ -263,10 +263,16 @@ class Table:
             self.changed.set()
 
     async def continue_round(self, seat: int) -> None:
-        """Round over: ``seat`` is ready (and back from any cover). A no-op at other times."""
+        """Round over: ``seat`` is ready (and back from any cover). During play, a covered
+        seat takes itself back (its clock starts again on its turn). Else a no-op."""
         async with self.lock:
             self._check_open()
-            if self.state.status != "round_over" or not self.live:
+            if not self.live:
+                return
+            if self.state.status == "playing" and self.state.covered[seat]:
+                await self._uncover(seat)
+                return
+            if self.state.status != "round_over":
                 return
             if self.state.continued[seat] and not self.state.covered[seat]:
                 return
@@ -274,6 +280,15 @@ class Table:
             self.state.covered[seat] = False
             await self._save()
             self._push(self._views(now_ms()))
+
+    async def _uncover(self, seat: int) -> None:
+        now = now_ms()
+        self.state.covered[seat] = False
+        if self.match.turn == seat:
+            self.state.deadline_ms = now + self.config.decision_ms
+        self.last_change_ms = now
+        await self._save()
+        self._push(self._views(now))
 
     async def leave(self, seat: int) -> None:
         """``seat`` leaves for good: a bot plays it from now on, and its stream ends."""

@@ -84,6 +84,9 @@ def server_url() -> Iterator[str]:
     env = {
         **os.environ,
         "BOT_DELAY_MS": "120",  # bots move quickly: whole matches in seconds
+        # a shorter clock than a person's 45 s, so test_screens.py sees a seat covered soon;
+        # long enough for the tests' own players, who decide in well under a second
+        "DECISION_MS": "8000",
         "GAMES_PER_IP": "0",  # every test starts games from 127.0.0.1
         "LOG_LEVEL": "WARNING",
     }

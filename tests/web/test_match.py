@@ -12,6 +12,8 @@ from playwright.sync_api import Page, expect
 
 from rackcore import verify
 
+from .axe import assert_accessible
+from .conftest import DESKTOP, PHONE_SIZE
 from .player import MATCH_OVER, Player
 
 pytestmark = pytest.mark.browser
@@ -21,6 +23,8 @@ def test_a_whole_match_against_the_computer_played_by_clicks(page: Page, server_
     me = Player(page, server_url)
     me.new_game("Ann", {"target": 100, "run_to_go_out": 0, "turn_cap": 60})
     expect(page.locator("#turn-banner")).to_be_visible()
+    # the game's start moves focus to the table (not the page's body)
+    expect(page.locator("#table-title")).to_be_focused()
     expect(page.locator("#my-rack .slot")).to_have_count(10)
     expect(page.locator("#opponents .opp")).to_have_count(1)
     commitment = me.tv()["view"]["commitment"]
@@ -40,6 +44,8 @@ def test_a_whole_match_against_the_computer_played_by_clicks(page: Page, server_
         me.play_until(f"{MATCH_OVER} || !document.getElementById('round-over').hidden")
         if page.evaluate(MATCH_OVER):
             break
+        if not seen_round_over:
+            assert_accessible(page, "round over")
         seen_round_over = True
         # every rack revealed, with this round's points and the totals
         expect(page.locator("#round-reveal .reveal-row")).to_have_count(2)
@@ -63,9 +69,18 @@ def test_a_whole_match_against_the_computer_played_by_clicks(page: Page, server_
     seed = page.locator("#fair-seed").inner_text()
     assert hashlib.sha256(bytes.fromhex(seed)).hexdigest() == commitment
 
+    assert_accessible(page, "match over")
+    # on a phone, the check's answer shows without scrolling for it
+    page.set_viewport_size(PHONE_SIZE)
     page.locator("#btn-verify").click()
     expect(page.locator("#verify-result")).to_contain_text("Verified", timeout=20_000)
     expect(page.locator("#verify-result")).to_have_class(re.compile(r"\bok\b"))
+    expect(page.locator("#verify-result")).to_be_in_viewport(ratio=1)
+    if len(v["rounds"]) == 1:
+        expect(page.locator("#verify-result")).to_contain_text("the deal follows from it")
+    else:
+        expect(page.locator("#verify-result")).to_contain_text(f"all {len(v['rounds'])} deals")
+    page.set_viewport_size(DESKTOP)
 
     with page.expect_download() as download:
         page.locator("#btn-download").click()

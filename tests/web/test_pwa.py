@@ -54,9 +54,12 @@ def test_the_service_worker_keeps_the_shell_for_offline_use(
 
     context.set_offline(True)
     page.reload()
-    # the shell still opens from the cache; the page says it cannot reach the server
-    expect(page.locator(".brand")).to_be_visible()
-    expect(page.locator("#loading-text")).to_contain_text("Cannot reach the server")
+    # the shell still opens from the cache, on its home screen: play needs the connection
+    expect(page.locator("#screen-home")).to_be_visible()
+    expect(page.locator("#offline-note")).to_be_visible()
+    expect(page.locator("#offline-note")).to_contain_text("Playing needs a connection")
     context.set_offline(False)
-    expect(page.locator("#screen-home")).to_be_visible(timeout=30_000)
+    # it kept retrying by itself: once back, the note goes
+    expect(page.locator("#offline-note")).to_be_hidden(timeout=30_000)
+    expect(page.locator("#screen-home")).to_be_visible()
     assert page.errors == []  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
+from .axe import assert_accessible
 from .conftest import watch
 from .player import MY_DECISION, Player, table_code
 
@@ -39,12 +40,16 @@ def test_a_friend_joins_by_code_and_both_play(
     assert link == f"{server_url}/?code={code}"
     expect(host_page.locator("#btn-start")).to_be_visible()
 
-    # the share link fills in the code; the guest only types a name
+    assert_accessible(host_page, "the waiting room")
+
+    # the share link opens an invitation: the table's code, a name, Join
     guest_page.goto(link)
-    expect(guest_page.locator("#join-code")).to_have_value(code)
-    guest_page.fill("#name", "Gil")
-    guest_page.locator("#name").press("Enter")
-    expect(guest_page.locator("#btn-join")).to_be_focused()
+    expect(guest_page.locator("#screen-invite")).to_be_visible()
+    expect(guest_page.locator("#screen-home")).to_be_hidden()
+    expect(guest_page.locator("#invite-code")).to_have_text(code)
+    expect(guest_page.locator("#invite-name")).to_be_focused()
+    assert_accessible(guest_page, "the invitation")
+    guest_page.keyboard.type("Gil")
     guest_page.keyboard.press("Enter")
     expect(guest_page.locator("#screen-lobby")).to_be_visible()
     expect(guest_page.locator("#btn-start")).to_be_hidden()  # only the host starts

@@ -2,7 +2,7 @@
 // network. Network first (a fresh deploy shows at once), the cache as a fallback.
 // It never touches the WebSocket (/ws) or anything outside the shell, such as match logs.
 
-const CACHE = "rackem-shell-v1";
+const CACHE = "rackem-shell-v2";
 const SHELL = [
   "/",
   "/index.html",
@@ -16,10 +16,12 @@ const SHELL = [
   "/js/finish.js",
   "/js/hints.js",
   "/js/home.js",
+  "/js/invite.js",
   "/js/keys.js",
   "/js/lobby.js",
   "/js/messages.js",
   "/js/movelog.js",
+  "/js/replay-link.js",
   "/js/net.js",
   "/js/rng.js",
   "/js/rules.js",

@@ -79,6 +79,31 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
     assert seen[-1].seats[0].kind == "cover"
 
 
+async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
+    start_table_server: ServerFactory,
+) -> None:
+    server = await start_table_server(decision_ms=150, bot_delay_ms=400)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        created = await create_table(stub, humans=1, bots=1)
+        tid, token = created.table_id, created.tokens[0]
+        stream = _views(stub, tid, token)
+        async with asyncio.timeout(30):
+            view = await _read(stream)
+            while not (view.seats[0].kind == "cover" and view.view.turn == 0):
+                view = await _read(stream)
+            # One tap: the seat is the human's again, with a fresh clock on its turn.
+            await stub.Continue(table_pb2.SeatRequest(table_id=tid, token=token))
+            while view.seats[0].kind != "human":
+                view = await _read(stream)
+        stream.cancel()
+    assert view.status == "playing"
+    if view.view.turn == 0:  # (the cover's move may have landed first)
+        assert view.deadline_ms > 0 and view.remaining_ms > 0
+    table = server.tables.live[tid]
+    assert table.kind(0) == "human" and not table.state.covered[0]
+
+
 async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_deadline(
     start_table_server: ServerFactory,
 ) -> None:

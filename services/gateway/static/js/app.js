@@ -6,6 +6,7 @@ import { el } from "./cards.js";
 import { checkMatch, renderMatchOver, renderRoundOver, tickRoundOver } from "./finish.js";
 import { take as takeHint } from "./hints.js";
 import { initHome } from "./home.js";
+import { initInvite, inviteCode } from "./invite.js";
 import { bindKeys } from "./keys.js";
 import { renderLobby, tickLobby } from "./lobby.js";
 import { errorText } from "./messages.js";
@@ -17,7 +18,9 @@ import { forgetSeat, lastSeat, loadPrefs, loadSeat, saveSeat, updatePrefs } from
 import { TableScreen, clockText, legalSets, seatName } from "./table.js";
 
 const $ = (id) => document.getElementById(id);
-const SCREENS = ["home", "lobby", "table", "loading"];
+const SCREENS = ["home", "invite", "lobby", "table", "loading"];
+// Where focus goes when a screen opens (never the page's body).
+const SCREEN_FOCUS = { home: "home-title", invite: "invite-name", lobby: "lobby-title", table: "table-title" };
 
 const state = {
   screen: "loading",
@@ -39,7 +42,10 @@ const state = {
 function show(name) {
   if (state.screen === name) return;
   state.screen = name;
+  const focusWasIn = document.activeElement;
   for (const s of SCREENS) $(`screen-${s}`).hidden = s !== name;
+  const lost = !focusWasIn || focusWasIn === document.body || !focusWasIn.checkVisibility?.();
+  if (lost && SCREEN_FOCUS[name] && !$("help").open) $(SCREEN_FOCUS[name]).focus({ preventScroll: true });
   $("table-info").hidden = name !== "table";
   $("btn-leave").hidden = name !== "table";
   document.body.dataset.screen = name;
@@ -48,6 +54,12 @@ function show(name) {
     const resume = lastSeat();
     $("resume-banner").hidden = !resume || Boolean(loadSeat());
   }
+  $("offline-note").hidden = state.connected;
+}
+
+/** The first screen when no seat is being resumed: the invitation of a share link, or home. */
+function showStart() {
+  show(inviteCode() ? "invite" : "home");
 }
 
 let toastTimer = 0;
@@ -84,8 +96,9 @@ const conn = new Connection({
       conn.send({ type: "resume", token: seat.token });
       if (state.screen === "loading") $("loading-text").textContent = "Taking your seat again…";
     } else if (state.screen === "loading" && !conn.queue.length) {
-      show("home");
+      showStart();
     }
+    $("offline-note").hidden = true;
     render();
   },
   onStatus(status) {
@@ -101,7 +114,9 @@ const conn = new Connection({
         el("span", {}, `Connection lost — retrying in ${secs} s`),
         el("button", { type: "button", class: "btn small", onclick: () => conn.retryNow() }, "Retry now"),
       );
-      if (state.screen === "loading") $("loading-text").textContent = "Cannot reach the server — retrying…";
+      // Offline (or the server is away): show the start screen and keep retrying quietly.
+      if (state.screen === "loading" && !conn.queue.length) showStart();
+      $("offline-note").hidden = state.screen !== "home" && state.screen !== "invite";
     } else if (status.attempt > 0) {
       box.replaceChildren(el("span", {}, "Reconnecting…"));
     }
@@ -259,7 +274,7 @@ function countFinished(tv) {
 function hintsFor(tv, mine) {
   const v = tv.view;
   const rules = v.rules;
-  if (tv.status !== "playing") return;
+  if (tv.status !== "playing" || coveredMe(tv)) return; // no hints for the computer's moves
   let text = takeHint("marks", rules);
   if (!text && mine && v.phase === "draw") text = takeHint("draw", rules);
   if (!text && mine && v.phase === "resolve") {
@@ -363,7 +378,18 @@ function render() {
   const turnSeat = tv.status === "playing" ? v.turn : -1;
   const turnInfo = (tv.seats || []).find((s) => s.seat === turnSeat);
   state.clockSeat = tv.deadline_ms && turnInfo && turnInfo.kind === "human" ? turnSeat : -1;
+  const covered = coveredMe(tv);
+  const back = $("btn-back");
+  if (back.hidden === covered) {
+    back.hidden = !covered;
+    back.disabled = false;
+    if (covered) {
+      $("hint").hidden = true;
+      announce("Your clock ran out: the computer is playing for you. Press Enter to take your seat back.");
+    }
+  }
   table.render(tv, {
+    covered,
     pending: blocked,
     repairMode: state.repairMode,
     historyOpen: state.historyOpen,
@@ -434,8 +460,26 @@ function goHome() {
   history.replaceState(null, "", "/");
 }
 
+/** My seat is played by the computer (my clock ran out) while the match runs. */
+function coveredMe(tv) {
+  const me = tv && (tv.seats || []).find((s) => s.seat === tv.view.seat);
+  return Boolean(me && me.kind === "cover" && tv.status === "playing");
+}
+
+/** One tap or Enter: the seat is mine again (`continue` uncovers a covered seat). */
+function takeSeatBack() {
+  if (!coveredMe(state.tv) || !conn.send({ type: "continue" })) return;
+  $("btn-back").disabled = true;
+  announce("Your seat is yours again.");
+}
+$("btn-back").addEventListener("click", takeSeatBack);
+
 $("btn-continue").addEventListener("click", () => continueRound());
 function continueRound() {
+  if (coveredMe(state.tv)) {
+    takeSeatBack();
+    return;
+  }
   const tv = state.tv;
   if (!tv || $("round-over").hidden || (tv.continued || [])[tv.view.seat]) return;
   conn.send({ type: "continue" });
@@ -475,6 +519,7 @@ $("btn-verify").addEventListener("click", async () => {
     state.verified = await checkMatch(tv, (loadSeat() || {}).commitment || null);
   } finally {
     $("btn-verify").disabled = false;
+    $("verify-result").scrollIntoView({ block: "nearest" }); // the answer in view, on a phone too
   }
 });
 $("hint-close").addEventListener("click", () => ($("hint").hidden = true));
@@ -503,11 +548,19 @@ function createTable(name, rules, level, startNow) {
 
 // -- help, sound, startup ----------------------------------------------------------------------------
 
+let helpOpener = null;
 function openHelp() {
   const dialog = $("help");
   $("pref-hints").checked = loadPrefs().hints;
+  helpOpener = document.activeElement;
   if (!dialog.open) dialog.showModal();
 }
+// Closing How to play gives focus back to what had it, or to the screen's heading.
+$("help").addEventListener("close", () => {
+  const back = helpOpener && helpOpener !== document.body && helpOpener.checkVisibility?.() ? helpOpener : $(SCREEN_FOCUS[state.screen] || "main");
+  helpOpener = null;
+  if (back) back.focus({ preventScroll: true });
+});
 $("btn-help").addEventListener("click", openHelp);
 $("btn-howto").addEventListener("click", openHelp);
 $("pref-hints").addEventListener("change", (e) => updatePrefs({ hints: e.target.checked, gamesFinished: 0, hintsSeen: e.target.checked ? [] : loadPrefs().hintsSeen }));
@@ -552,8 +605,18 @@ bindKeys({
     render();
   },
   toggleHistory: () => table.actions.toggleHistory(),
-  canContinue: () => !$("round-over").hidden && !$("btn-continue").disabled,
+  canContinue: () => (!$("round-over").hidden && !$("btn-continue").disabled) || coveredMe(state.tv),
   continueRound,
+});
+
+initInvite({
+  error: (text) => toast(text),
+  home: () => show("home"),
+  join(name, code) {
+    $("loading-text").textContent = `Joining table ${code}…`;
+    show("loading");
+    conn.send({ type: "join", code, name });
+  },
 });
 
 initHome({

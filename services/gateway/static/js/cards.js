@@ -31,8 +31,8 @@ export function upright(card, size, extra = "") {
   if (card === null || card === undefined) return el("div", { class: `card back upright ${extra}` });
   return el(
     "div",
-    { class: `card upright ${extra}`, style: `--t:${fraction(card, size).toFixed(3)}` },
-    el("span", { class: "corner", "aria-hidden": "true" }, card),
+    // The corner number is drawn by CSS (`data-corner`): the card's text is its number once.
+    { class: `card upright ${extra}`, style: `--t:${fraction(card, size).toFixed(3)}`, "data-corner": card },
     el("span", { class: "num" }, card),
   );
 }

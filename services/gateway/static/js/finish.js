@@ -170,7 +170,7 @@ export async function checkMatch(tv, seenCommitment) {
   out.classList.add("ok");
   const rounds = report.rounds.length;
   out.textContent =
-    `✓ Verified: the seed matches the commitment, all ${rounds} deal${rounds > 1 ? "s" : ""} follow from it, ` +
+    `✓ Verified: the seed matches the commitment, ${rounds > 1 ? `all ${rounds} deals follow` : "the deal follows"} from it, ` +
     `all ${log.moves.length} moves are legal and the scores (${report.scores.join(" / ")}) add up.`;
   return { ok: true, report };
 }

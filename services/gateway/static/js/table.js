@@ -95,7 +95,7 @@ export class TableScreen {
     const legal = legalSets(tv, ui.pending);
     const mine = v.turn === v.seat && (v.phase === "draw" || v.phase === "resolve") && tv.status === "playing";
     this.renderInfo(tv);
-    this.renderBanner(tv, mine, legal);
+    this.renderBanner(tv, mine && !ui.covered, legal, ui.covered);
     this.renderRack(tv, size, legal, ui);
     this.renderPiles(tv, size, legal, ui);
     this.renderOpponents(tv, size, ui);
@@ -121,12 +121,14 @@ export class TableScreen {
     );
   }
 
-  renderBanner(tv, mine, legal) {
+  renderBanner(tv, mine, legal, covered) {
     const v = tv.view;
     const banner = $("turn-banner");
     banner.classList.toggle("mine", mine);
+    banner.classList.toggle("covered", Boolean(covered));
     let text;
-    if (tv.status === "finished" || v.phase === "match_over") text = "Match over";
+    if (covered) text = "Your clock ran out: the computer is playing for you.";
+    else if (tv.status === "finished" || v.phase === "match_over") text = "Match over";
     else if (tv.status === "ended") text = "The table has ended";
     else if (tv.status === "round_over" || v.phase === "round_over") text = "Round over";
     else if (mine && v.phase === "draw") text = legal.discard || legal.stock ? "Your turn — draw a card" : "Your turn…";
@@ -137,9 +139,11 @@ export class TableScreen {
       const who = seatName(tv, v.turn);
       text = `${who}'s turn${s && s.kind !== "human" ? " (computer)" : ""}`;
     }
-    const score = v.scores[v.seat];
     $("turn-text").textContent = `${text}`;
-    $("turn-text").title = `Your score: ${score}`;
+    const score = v.rules.partners
+      ? v.scores.filter((_, s) => s % 2 === v.seat % 2).reduce((a, b) => a + b, 0)
+      : v.scores[v.seat];
+    $("my-score").textContent = `${v.rules.partners ? "Your team" : "You"}: ${score}`;
   }
 
   renderRack(tv, size, legal, ui) {
@@ -219,9 +223,10 @@ export class TableScreen {
     discard.classList.toggle("can-draw", legal.discard);
     discard.disabled = !legal.discard;
     discard.replaceChildren(top === null ? el("div", { class: "empty-pile" }, "empty") : upright(top, size));
+    // The name starts with what the pile shows (its top card), as speech input expects.
     discard.setAttribute(
       "aria-label",
-      top === null ? "Discard pile, empty" : `Discard pile, top card ${top}${legal.discard ? `. Take the ${top} (D)` : ""}`,
+      top === null ? "empty: the discard pile" : `${top}: the top of the discard pile${legal.discard ? `. Take it (D)` : ""}`,
     );
 
     const mineHeld = v.turn === v.seat && v.phase === "resolve" && v.held;
