@@ -4,7 +4,8 @@
 Starts ``rackem up`` on a free port (or uses ``--url``), plays real games in
 Chromium through the page's own controls, and saves: the home screen, the waiting
 room, the table mid-round, a round over and a match over (desktop, landscape), and
-the home screen and the table on a phone (portrait), as JPEGs.
+the table on a tablet held sideways (1024x768), and the home screen, the invitation a
+share link opens and the table on a phone (portrait), as JPEGs.
 
     python3 scripts/screenshots.py [--url http://127.0.0.1:8000] [--out docs/screenshots]
 """
@@ -37,6 +38,8 @@ JPEG_QUALITY = 90  # JPEGs: the felt's gradients make PNGs several times larger
 # Hints off and the player's name remembered: clean screens.
 PREFS = {"name": "Ann", "hints": False, "gamesFinished": 1}
 ROUND_OVER = "!document.getElementById('round-over').hidden"
+TABLET = {"width": 1024, "height": 768}
+PHONE_2X = {**PHONE, "device_scale_factor": 2}
 
 
 @contextlib.contextmanager
@@ -94,6 +97,11 @@ def desktop(browser: Browser, url: str, out: Path) -> None:
     page.click("#btn-create")
     expect(page.locator("#screen-lobby")).to_be_visible()
     page.screenshot(path=out / "lobby-desktop.jpg", type="jpeg", quality=JPEG_QUALITY)
+    # the invitation its share link opens, on a phone
+    guest = new_page(browser, page.locator("#lobby-link").input_value(), **PHONE_2X)
+    expect(guest.locator("#screen-invite")).to_be_visible()
+    guest.screenshot(path=out / "invite-phone.jpg", type="jpeg", quality=JPEG_QUALITY)
+    guest.context.close()
     page.click("#btn-lobby-leave")
     expect(page.locator("#screen-home")).to_be_visible()
 
@@ -107,6 +115,9 @@ def desktop(browser: Browser, url: str, out: Path) -> None:
     page.mouse.move(0, 0)
     page.screenshot(path=out / "table-desktop.jpg", type="jpeg", quality=JPEG_QUALITY)
     page.locator("#btn-history").click()
+    page.set_viewport_size(TABLET)
+    page.screenshot(path=out / "table-tablet.jpg", type="jpeg", quality=JPEG_QUALITY)
+    page.set_viewport_size(DESKTOP)
 
     me.play_until(f"{ROUND_OVER} || {MATCH_OVER}")
     if page.evaluate(ROUND_OVER):
@@ -119,7 +130,7 @@ def desktop(browser: Browser, url: str, out: Path) -> None:
 
 
 def phone(browser: Browser, url: str, out: Path) -> None:
-    page = new_page(browser, url, **{**PHONE, "device_scale_factor": 2})
+    page = new_page(browser, url, **PHONE_2X)
     me = Player(page, url)
     expect(page.locator("#screen-home")).to_be_visible()
     page.screenshot(path=out / "home-phone.jpg", type="jpeg", quality=JPEG_QUALITY)
