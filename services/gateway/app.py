@@ -39,7 +39,6 @@ __all__ = ["BUSY", "GOING_AWAY", "create_app", "hub_of"]
 GOING_AWAY = 1001  # close code on shutdown: resume on another gateway
 BUSY = 1013  # close code for a newcomer while full or overloaded: try again shortly
 BUSY_REASON = "server busy, try again shortly"
-READY_TIMEOUT_S = 0.5
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _NOT_FOUND = frozenset({"illegal_move", "not_started", "no_table", "bad_request", "match_over"})
 
@@ -94,11 +93,11 @@ def create_app(
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        ready = (
-            hub.accepting
-            and not hub.admission.overloaded
-            and await hub.backends.ready(READY_TIMEOUT_S)
-        )
+        # Whether THIS gateway can take players: it is not closing and not overloaded. Not
+        # whether the matchmaker or a table replica answers: every gateway shares those,
+        # and taking them all out of the endpoints while the matchmaker restarts would
+        # only cut the players off the web client and their running games as well.
+        ready = hub.accepting and not hub.admission.overloaded
         return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
 
     async def match_record(request: Request) -> Response:

@@ -187,19 +187,6 @@ class Backends:
         """A spectator's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
         return self.link(addr).watch(request, on_view)
 
-    async def ready(self, timeout: float) -> bool:
-        """True when the matchmaker and ``TABLE_ADDR`` channels are (or soon get) connected."""
-        for channel in (self._mm_channel, self._channels[self.table_addr]):
-            if channel is None:  # in process
-                continue
-            if channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
-                continue
-            try:
-                await asyncio.wait_for(channel.channel_ready(), timeout)
-            except TimeoutError:
-                return False
-        return True
-
     async def close(self) -> None:
         links = list(self._links.values())
         self._links.clear()
