@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import _async as health_aio
+from grpc_health.v1 import health_pb2
 
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common import logs, loop
@@ -28,6 +29,7 @@ from services.table.tables import Tables, owner_string
 
 __all__ = ["SERVICE_NAME", "Running", "create_server", "main", "serve"]
 
+ALIVE = "alive"
 log = logging.getLogger("rackem.table")
 
 SERVICE_NAME = "rackem.v1.Table"
@@ -118,6 +120,14 @@ async def create_server(
     service = TableService(tables, settings.link_queue)
     table_pb2_grpc.add_TableServicer_to_server(service, server)
     health = add_health(server, [SERVICE_NAME])
+
+    async def reachable(up: bool) -> None:  # ready only while this replica reaches Redis
+        await set_serving(health, [SERVICE_NAME], up)
+
+    tables.on_reachable = reachable
+    # Liveness asks for ALIVE: SERVING while the process runs, through a Redis outage or
+    # a hand-over, so the kubelet never restarts a replica that only waits for Redis.
+    await health.set(ALIVE, health_pb2.HealthCheckResponse.SERVING)
     await server.start()
     await tables.start()
     if in_process is not None:

@@ -91,6 +91,11 @@ class Tables:
         self._pending: dict[str, asyncio.Future[Table]] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._corrupt: set[str] = set()  # tables whose log would not replay: not swept again
+        # Whether the last heartbeat reached the store's Redis: a replica that cannot is
+        # not ready (it can serve no table), and ``on_reachable`` (the server's health)
+        # hears each change.
+        self.reachable = True
+        self.on_reachable: Callable[[bool], Awaitable[None]] | None = None
 
     # -- background work -----------------------------------------------------------
 
@@ -113,7 +118,20 @@ class Tables:
 
     async def _heartbeat(self) -> None:
         replica = Replica(self.replica_id, self.config.replica, len(self.live), self.draining)
-        await self.registry.heartbeat(replica, self.settings.heartbeat_ttl_ms)
+        try:
+            await self.registry.heartbeat(replica, self.settings.heartbeat_ttl_ms)
+        except Exception:
+            await self._reached(False)
+            raise
+        await self._reached(True)
+
+    async def _reached(self, reachable: bool) -> None:
+        if reachable == self.reachable or self.draining:
+            return
+        self.reachable = reachable
+        event(log, "store_reachable" if reachable else "store_unreachable", logging.WARNING)
+        if self.on_reachable is not None:
+            await self.on_reachable(reachable)
 
     async def _renew(self) -> None:
         """The idle tables' leases in one store call (an append or a save renewed the
@@ -154,7 +172,7 @@ class Tables:
         if not expired:
             return
         share = await self._fair_share(expired)
-        claim_ms = 2 * self.settings.sweep_ms
+        claim_ms = self.settings.lease_ms  # a claim holds as long as a lease would
         taking = []
         for table_id in await self.store.claim_expired(share, claim_ms):
             if table_id in self.live or table_id in self._pending or table_id in self._corrupt:
