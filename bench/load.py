@@ -227,6 +227,10 @@ def _server_figures(
     out["server_rss_mb"] = [round(rss_begin / 2**20, 1), round(rss_start / 2**20, 1)]
     if joined >= MEMORY_MIN_CLIENTS:
         out["server_kb_per_client"] = round((rss_start - rss_begin) / joined / 1024, 1)
+        out["server_kb_per_client_by_process"] = {
+            k: round((s.start.rss[k] - s.begin.rss.get(k, 0)) / joined / 1024, 1)
+            for k in s.start.rss
+        }
     return out
 
 
