@@ -23,6 +23,7 @@ const SHELL = [
   "/js/movelog.js",
   "/js/replay-link.js",
   "/js/net.js",
+  "/js/rematch.js",
   "/js/rng.js",
   "/js/rules.js",
   "/js/sha256.js",
@@ -30,6 +31,7 @@ const SHELL = [
   "/js/store.js",
   "/js/table.js",
   "/js/verify.js",
+  "/js/watch.js",
 ];
 
 self.addEventListener("install", (event) => {

@@ -16,6 +16,16 @@ import { scoredLength } from "./rules.js";
 import { isMuted, play, setMuted } from "./sound.js";
 import { forgetSeat, lastSeat, loadPrefs, loadSeat, saveSeat, updatePrefs } from "./store.js";
 import { TableScreen, clockText, legalSets, seatName } from "./table.js";
+import { canRematch, clearOffer, showOffer } from "./rematch.js";
+import {
+  initWatch,
+  onWatching,
+  renderWatchLobby,
+  renderWatchTable,
+  spectatorsOption,
+  stopWatching,
+  watchedCode,
+} from "./watch.js";
 
 const $ = (id) => document.getElementById(id);
 const SCREENS = ["home", "invite", "lobby", "table", "loading"];
@@ -95,6 +105,9 @@ const conn = new Connection({
     if (seat) {
       conn.send({ type: "resume", token: seat.token });
       if (state.screen === "loading") $("loading-text").textContent = "Taking your seat again…";
+    } else if (watchedCode()) {
+      conn.send({ type: "watch", code: watchedCode() });
+      if (state.screen === "loading") $("loading-text").textContent = `Watching table ${watchedCode()}…`;
     } else if (state.screen === "loading" && !conn.queue.length) {
       showStart();
     }
@@ -129,7 +142,16 @@ const conn = new Connection({
 });
 
 const HANDLERS = {
+  watching(msg) {
+    onWatching(msg);
+    resetTable();
+    $("loading-text").textContent = `Watching table ${msg.code}…`;
+    if (state.screen !== "lobby") show("loading");
+  },
+  rematch_offer: showOffer,
   seated(msg) {
+    stopWatching();
+    clearOffer();
     const previous = loadSeat();
     const sameTable = previous && previous.table_id === msg.table_id;
     saveSeat({
@@ -157,6 +179,7 @@ const HANDLERS = {
     }
     if (msg.status === "waiting") {
       renderLobby(msg);
+      renderWatchLobby(msg);
       show("lobby");
     } else if (!state.tv) {
       $("loading-text").textContent = "Dealing the cards…";
@@ -172,6 +195,9 @@ const HANDLERS = {
     if (after) after();
   },
   error(msg) {
+    if (["no_spectators", "spectators_full", "no_code"].includes(msg.code) && watchedCode() && !loadSeat()) {
+      stopWatching(); // the table cannot be watched: back home, not asking again on reconnect
+    }
     if (msg.code === "bad_token") {
       forgetSeat();
       resetTable();
@@ -274,7 +300,8 @@ function countFinished(tv) {
 function hintsFor(tv, mine) {
   const v = tv.view;
   const rules = v.rules;
-  if (tv.status !== "playing" || coveredMe(tv)) return; // no hints for the computer's moves
+  // No hints for the computer's moves, nor for a spectator.
+  if (tv.status !== "playing" || coveredMe(tv) || v.seat < 0) return;
   let text = takeHint("marks", rules);
   if (!text && mine && v.phase === "draw") text = takeHint("draw", rules);
   if (!text && mine && v.phase === "resolve") {
@@ -402,6 +429,7 @@ function render() {
   if (roundOver && !over) renderRoundOver(tv, Date.now());
   $("match-over").hidden = !over;
   if (over) renderMatchOver(tv);
+  renderWatchTable(tv);
   tick();
 }
 
@@ -436,6 +464,8 @@ setInterval(tick, 250);
 
 /** Give up this tab's seat (a bot takes it if the match runs) and start from a clean connection. */
 function leaveTable(after) {
+  stopWatching();
+  clearOffer();
   const had = loadSeat();
   forgetSeat();
   resetTable();
@@ -507,6 +537,13 @@ $("btn-leave").addEventListener("click", () => {
 $("btn-home").addEventListener("click", goHome);
 $("btn-again").addEventListener("click", () => {
   const tv = state.tv;
+  if (canRematch(tv) && state.connected) {
+    // The same people again: the server seats everyone who answers at a new table.
+    $("loading-text").textContent = "Asking for a rematch…";
+    show("loading");
+    conn.send({ type: "rematch" });
+    return;
+  }
   const prefs = loadPrefs();
   const rules = tv ? { ...tv.view.rules } : { players: prefs.players, ...prefs.rules };
   leaveTable(() => createTable(prefs.name || "Player", compactRules(rules), prefs.level, true));
@@ -543,7 +580,7 @@ function compactRules(rules) {
 function createTable(name, rules, level, startNow) {
   $("loading-text").textContent = startNow ? "Dealing the cards…" : "Opening a table…";
   show("loading");
-  conn.send({ type: "create_table", name, rules, level, start_now: startNow });
+  conn.send({ type: "create_table", name, rules, level, start_now: startNow, spectators: spectatorsOption() });
 }
 
 // -- help, sound, startup ----------------------------------------------------------------------------
@@ -631,6 +668,16 @@ initHome({
     $("loading-text").textContent = `Joining table ${code}…`;
     show("loading");
     conn.send({ type: "join", code, name });
+  },
+});
+
+initWatch({
+  error: (text) => toast(text),
+  info: (text) => toast(text, "info"),
+  watch(code) {
+    $("loading-text").textContent = `Watching table ${code}…`;
+    show("loading");
+    conn.send({ type: "watch", code });
   },
 });
 

@@ -23,6 +23,10 @@ const TEXT = {
   busy: "The server is busy right now. Try again in a moment.",
   unavailable: "The game server is busy. Try again in a moment.",
   internal: "Something went wrong on the server. Try again.",
+  watching: "You are watching a table: leave it first.",
+  no_spectators: "That table is not open to spectators.",
+  spectators_full: "That table has as many spectators as it takes. Try again later.",
+  no_rematch: "A rematch is for the players of a finished match.",
 };
 
 /** A sentence for an `error` message: the server's own text when it has one, else ours. */

@@ -278,8 +278,9 @@ export class TableScreen {
     const v = tv.view;
     const box = $("opponents");
     const n = v.rules.players;
-    box.className = `opponents n${n - 1}`;
-    const order = Array.from({ length: n - 1 }, (_, k) => (v.seat + 1 + k) % n);
+    const others = v.seat < 0 ? n : n - 1; // a spectator (seat -1) sees every seat here
+    box.className = `opponents n${others}`;
+    const order = Array.from({ length: others }, (_, k) => (v.seat + 1 + k + n) % n);
     box.replaceChildren(
       ...order.map((seat) => {
         const s = tv.seats.find((x) => x.seat === seat) || {};

@@ -1,0 +1,52 @@
+// Play again (docs/protocol.md, "Rematch"): after a finished match the button asks the
+// server for a rematch with the same people; the others see the offer here, on their
+// match-over screen, and accept with the same button. Whoever answers is seated at the
+// new table (the usual `seated`, `lobby` and views follow).
+
+const $ = (id) => document.getElementById(id);
+
+let offer = null;
+let timer = 0;
+
+/** A finished match this page played a seat of: Play again asks for a rematch. */
+export function canRematch(tv) {
+  return Boolean(tv && tv.status === "finished" && tv.view.seat >= 0);
+}
+
+/** A `rematch_offer` arrived: show who asked, who answered, and when it starts anyway. */
+export function showOffer(msg) {
+  offer = msg;
+  clearInterval(timer);
+  timer = setInterval(tickOffer, 1000);
+  tickOffer();
+}
+
+/** A new table (the rematch, or anything else): the offer is done with. */
+export function clearOffer() {
+  offer = null;
+  clearInterval(timer);
+  const note = $("rematch-offer");
+  note.hidden = true;
+  note.textContent = "";
+}
+
+function tickOffer() {
+  const note = $("rematch-offer");
+  if (!offer) return;
+  const asked = offer.seats.filter((s) => s.answered).map((s) => s.name);
+  const waiting = offer.seats.filter((s) => !s.bot && !s.answered).length;
+  let text;
+  if (offer.status === "started") {
+    text = "The rematch has started without you.";
+    clearInterval(timer);
+  } else if (offer.status === "closed") {
+    text = "The rematch was called off.";
+    clearInterval(timer);
+  } else {
+    const left = Math.max(0, Math.ceil((offer.deadline_ms - Date.now()) / 1000));
+    text = `${asked.join(" and ")} ${asked.length > 1 ? "want" : "wants"} a rematch — press Play again to join.`;
+    if (waiting && left) text += ` It starts in ${left} s, with the computer for anyone who has not answered.`;
+  }
+  note.textContent = text;
+  note.hidden = false;
+}

@@ -1,0 +1,102 @@
+// Watching a table as a spectator (docs/protocol.md, "Spectators"): the Watch form on
+// the home screen, the watch link /?watch=CODE, the waiting room's watch link for a
+// table open to spectators, and the spectator's table: every rack face down with what
+// is public (placed pickups, the visible centre, every rack once a round is over),
+// whose turn it is, the clocks and the scores. A spectator has no seat and no moves.
+
+import { normalCode } from "./home.js";
+
+const $ = (id) => document.getElementById(id);
+const KEY = "rackem.watch";
+
+export function watchLink(code) {
+  return `${location.origin}/?watch=${encodeURIComponent(code)}`;
+}
+
+/** The code this tab watches (kept for a reload or a reconnect), or null. */
+export function watchedCode() {
+  try {
+    return sessionStorage.getItem(KEY);
+  } catch {
+    return null;
+  }
+}
+
+function remember(code) {
+  try {
+    if (code) sessionStorage.setItem(KEY, code);
+    else sessionStorage.removeItem(KEY);
+  } catch {
+    /* storage disabled: a reload forgets what was watched */
+  }
+}
+
+/** True while this tab watches a table (it holds no seat). */
+export function isWatching() {
+  return document.body.dataset.watching === "1";
+}
+
+/** The server took this connection as a spectator of `msg.code`'s table. */
+export function onWatching(msg) {
+  remember(msg.code);
+  document.body.dataset.watching = "1";
+}
+
+/** Watching is over (left, the match ended and the player went home, or refused). */
+export function stopWatching() {
+  remember(null);
+  delete document.body.dataset.watching;
+}
+
+/** The Watch form and the watch link. `handlers.watch(code)` sends `watch`. */
+export function initWatch(handlers) {
+  const fromLink = normalCode(new URLSearchParams(location.search).get("watch"));
+  if (fromLink.length === 6) {
+    $("watch-code").value = fromLink;
+    remember(fromLink);
+  }
+  $("form-watch").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const code = normalCode($("watch-code").value);
+    if (code.length !== 6) {
+      handlers.error("A room code has 6 letters and digits.");
+      $("watch-code").focus();
+      return;
+    }
+    remember(code);
+    handlers.watch(code);
+  });
+  $("btn-copy-watch").addEventListener("click", async () => {
+    const link = $("lobby-watch-link").value;
+    try {
+      await navigator.clipboard.writeText(link);
+      handlers.info("Watch link copied: anyone with it can watch this table.");
+    } catch {
+      $("lobby-watch-link").select();
+      handlers.info("Select the link and copy it.");
+    }
+  });
+}
+
+/** The waiting room: a watch link when the table is open to spectators; a spectator's note. */
+export function renderWatchLobby(lobby) {
+  const open = lobby.spectators === "public";
+  $("lobby-watch").hidden = !open;
+  if (open) $("lobby-watch-link").value = watchLink(lobby.code);
+  if (lobby.you < 0) {
+    $("btn-start").hidden = true;
+    $("lobby-note").textContent = "You are watching: the cards appear as soon as the host starts the match.";
+  }
+}
+
+/** The spectator's controls: no Play again (a rematch is for the players). */
+export function renderWatchTable(tv) {
+  const watching = tv.view.seat < 0;
+  $("btn-again").hidden = watching;
+  $("turn-text").title = watching ? "You are watching this table" : $("turn-text").title;
+}
+
+/** Whether the spectators option of a new table is on. */
+export function spectatorsOption() {
+  return $("opt-spectators").checked ? "public" : "off";
+}
