@@ -25,6 +25,7 @@ from playwright.sync_api import Page, expect
 from rackcore import Match, Move, match_from_log, verify
 from rackem.client import Client, choose_move
 
+from .axe import assert_accessible
 from .conftest import PHONE
 
 pytestmark = pytest.mark.browser
@@ -139,6 +140,7 @@ def test_the_replay_steps_through_the_match_to_the_logs_final_scores(
     table_id, log = finished
     open_replay(page, f"{server_url}/replay/{table_id}#seats=Ann,Bot%20Kit")
     expect(page.locator("h1")).to_have_text("Match replay")
+    assert_accessible(page, "replay, the deal")
     slider = page.locator("#slider")
     end = last_step(log)
     expect(slider).to_have_attribute("max", str(end))
@@ -171,6 +173,7 @@ def test_the_replay_steps_through_the_match_to_the_logs_final_scores(
         who = {"human": "human", "bot": "computer", "cover": "covering computer"}[move["by"]]
         expect(page.locator("#step-text .badge")).to_have_text(who)
     assert {m["by"] for m in log["moves"][:4]} >= {"human"}
+    assert_accessible(page, "replay, a move")
 
     # on to the end by keys: the log's final scores, every round's points, the winner
     for _ in range(end - step(page)):
@@ -181,6 +184,7 @@ def test_the_replay_steps_through_the_match_to_the_logs_final_scores(
     rounds = page.locator("#scores .round-table tr:not(.totals) th[scope=row]")
     expect(rounds).to_have_count(len(log["result"]["rounds"]))
     expect(page.locator("#round-end")).to_contain_text("wins the match")
+    assert_accessible(page, "replay, the end")
     page.keyboard.press("ArrowRight")  # stays at the end
     assert step(page) == end
 
@@ -227,6 +231,7 @@ def test_a_downloaded_log_opens_by_drop_or_picker_and_a_tampered_one_is_refused(
     page.goto(f"{server_url}/replay/")
     expect(page.locator("#replay-status")).to_have_text("Open a downloaded match log to replay it.")
     expect(page.locator("#viewer")).to_be_hidden()
+    assert_accessible(page, "replay, open a file")
 
     # `by` is not checked (verifiers ignore it): a covered move shows as the computer covering
     covered = json.loads(json.dumps(log))
@@ -263,6 +268,7 @@ def test_a_downloaded_log_opens_by_drop_or_picker_and_a_tampered_one_is_refused(
     expect(error).to_contain_text("does not verify")
     expect(error).to_contain_text(f"move {index + 1} is wrong")
     expect(page.locator("#viewer")).to_be_hidden()
+    assert_accessible(page, "replay, a log refused")
 
     # a claimed score that the moves do not give
     cheated = json.loads(json.dumps(log))
@@ -305,6 +311,7 @@ def test_an_unknown_or_running_table_gets_the_not_found_message(
             expect(page.locator("#viewer")).to_be_hidden()
             expect(page.locator("h1")).to_have_text("Match replay")
             expect(page.locator("#file-input")).to_be_visible()  # a file can still be opened
+        assert_accessible(page, "replay, not found")
     finally:
         loop.run(client.close())
     assert page.errors == []  # type: ignore[attr-defined]
@@ -321,6 +328,7 @@ def test_the_replay_fits_a_phone(
     assert step(phone) == 3
     phone.locator("#btn-last").tap()
     assert totals(phone) == log["result"]["scores"]
+    assert_accessible(phone, "replay on a phone")
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["viewport"]["width"]
     for button in phone.locator(".control-row .btn").all():
