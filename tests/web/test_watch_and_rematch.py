@@ -62,6 +62,12 @@ def test_a_spectator_watches_by_link_with_every_rack_face_down(
     link = host_page.locator("#lobby-watch-link").input_value()
     assert link == f"{server_url}/?watch={code}"
 
+    # A second spectator types the code into the home screen's Watch form.
+    other_page: Page = watch(new_context().new_page())
+    Player(other_page, server_url).open_home()
+    other_page.fill("#watch-code", code.lower())
+    other_page.click("#btn-watch")
+    expect(other_page.locator("#screen-lobby")).to_be_visible()
     fan_page.goto(link)
     expect(fan_page.locator("#screen-lobby")).to_be_visible()
     expect(fan_page.locator("#lobby-note")).to_contain_text("You are watching")
@@ -74,6 +80,8 @@ def test_a_spectator_watches_by_link_with_every_rack_face_down(
     expect(fan_page.locator("#my-rack")).to_be_hidden()
     expect(fan_page.locator("#table-info")).to_contain_text(code)
     expect(fan_page.locator("#scores tr")).to_have_count(4)
+    expect(other_page.locator("#opponents .opp")).to_have_count(3)
+    expect(host_page.locator("#my-rack")).to_be_visible()
     while not host_page.evaluate(MATCH_OVER):
         _step(host) or host_page.wait_for_timeout(50)
         seen = fan_page.evaluate(SPECTATOR_SHOWS)
@@ -111,6 +119,8 @@ def test_play_again_seats_both_players_at_a_new_match_that_verifies(
 
     host_page.click("#btn-again")
     expect(host_page.locator("#screen-lobby")).to_be_visible()
+    expect(host_page.locator("#lobby-title")).to_have_text("Rematch")
+    expect(host_page.locator("#lobby-note")).to_contain_text("Waiting for Gil")
     expect(host_page.locator("#lobby-seats li")).to_have_count(2)
     offer = guest_page.locator("#rematch-offer")
     expect(offer).to_contain_text("Hana wants a rematch")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import grpc
@@ -93,3 +94,25 @@ async def test_watchers_past_the_cap_are_refused_and_count_as_no_human(
     for watched in views:
         assert (watched[-1].status, watched[-1].ended_reason) == ("ended", "abandoned")
         assert max(v.watchers for v in watched) == 2
+
+
+async def test_a_watcher_changes_nothing_the_tables_clocks_look_at(
+    table_server: Running, stub: table_pb2_grpc.TableAsyncStub
+) -> None:
+    created = await open_table(stub, 3, 0, spectators=True, target=1000)
+    table = table_server.tables.live[created.table_id]
+    before = table.facts()
+    watched: list[game_pb2.TableView] = []
+    watcher = asyncio.create_task(watch_all(stub, created.table_id, watched))
+    async with asyncio.timeout(10):
+        while not watched:
+            await asyncio.sleep(0.01)
+    # Covers, grace, bots' pace and abandonment see only the seats: the same facts.
+    assert table.facts() == before and table.watchers == 1
+    assert table.connected() == (False, False, False)
+    watcher.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watcher
+    async with asyncio.timeout(10):
+        while table.watchers:
+            await asyncio.sleep(0.01)

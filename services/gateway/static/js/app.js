@@ -16,7 +16,7 @@ import { scoredLength } from "./rules.js";
 import { isMuted, play, setMuted } from "./sound.js";
 import { forgetSeat, lastSeat, loadPrefs, loadSeat, saveSeat, updatePrefs } from "./store.js";
 import { TableScreen, clockText, legalSets, seatName } from "./table.js";
-import { canRematch, clearOffer, showOffer } from "./rematch.js";
+import { canRematch, clearOffer, renderRematchLobby, showOffer } from "./rematch.js";
 import {
   initWatch,
   onWatching,
@@ -180,6 +180,7 @@ const HANDLERS = {
     if (msg.status === "waiting") {
       renderLobby(msg);
       renderWatchLobby(msg);
+      renderRematchLobby(msg);
       show("lobby");
     } else if (!state.tv) {
       $("loading-text").textContent = "Dealing the cards…";

@@ -50,3 +50,13 @@ function tickOffer() {
   note.textContent = text;
   note.hidden = false;
 }
+
+/** A rematch's waiting room (a private table without a creator): say what it waits for. */
+export function renderRematchLobby(lobby) {
+  if (lobby.public || lobby.creator_seat >= 0 || lobby.you < 0) return;
+  const waiting = lobby.seats.filter((s) => !s.taken).map((s) => s.name);
+  document.getElementById("lobby-title").textContent = "Rematch";
+  document.getElementById("lobby-note").textContent = waiting.length
+    ? `Waiting for ${waiting.join(" and ")} to press Play again; the computer takes the seat of anyone who does not.`
+    : "Everyone is here.";
+}
