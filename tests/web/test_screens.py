@@ -142,8 +142,15 @@ def test_a_covered_player_is_told_and_takes_the_seat_back_with_one_key(
     page.wait_for_function(f"{me_seat}.kind === 'human'")
     expect(banner).not_to_have_class(re.compile(r"\bcovered\b"))
     expect(page.locator("#btn-back")).to_be_hidden()
-    # and she plays on herself
-    me.play_turn()
+    # and she plays on herself: her next decision is hers (a draw, or the card the
+    # computer drew for her), and the table records it as hers
+    tv = me.wait_my_decision()
+    action, slot = me.choose(tv)
+    me._act(action, slot, "click")
+    page.wait_for_function(
+        f"{STATE}.tv.last_move && {STATE}.tv.last_move.seat === {STATE}.tv.view.seat"
+        f" && {STATE}.tv.last_move.by === 'human'"
+    )
     assert page.errors == []  # type: ignore[attr-defined]
 
 
