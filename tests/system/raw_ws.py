@@ -32,9 +32,17 @@ class RawWebSocket:
 
     @classmethod
     async def open(
-        cls, port: int, *, host: str = "127.0.0.1", headers: dict[str, str] | None = None
+        cls,
+        port: int,
+        *,
+        host: str = "127.0.0.1",
+        headers: dict[str, str] | None = None,
+        local_addr: tuple[str, int] | None = None,
     ) -> RawWebSocket:
-        reader, writer = await asyncio.open_connection(host, port, limit=2**20)
+        """Connect and complete the handshake (from ``local_addr``, if given)."""
+        reader, writer = await asyncio.open_connection(
+            host, port, limit=2**20, local_addr=local_addr
+        )
         proto = ClientProtocol(parse_uri(f"ws://{host}:{port}/ws"), max_size=2**20)
         request = proto.connect()
         for name, value in (headers or {}).items():
@@ -98,7 +106,7 @@ class RawWebSocket:
             if isinstance(event, Response):
                 self.response = event
             elif isinstance(event, Frame) and event.opcode is Opcode.TEXT:
-                self._texts.append(event.data.decode())
+                self._texts.append(bytes(event.data).decode())
         if self._proto.close_rcvd is not None and self.close_code is None:
             self.close_code = self._proto.close_rcvd.code
             self.close_reason = self._proto.close_rcvd.reason
