@@ -1,0 +1,115 @@
+"""k8s/ is sized from the measurements, and docs/capacity.md follows from them: both come
+from scripts/capacity.py over the benchmarks' JSON in bench/results/."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from services.gateway.settings import GatewaySettings
+from services.table.server import ALIVE
+
+ROOT = Path(__file__).resolve().parents[2]
+Manifest = dict[str, Any]
+Render = Callable[[str], tuple[Manifest, ...]]
+
+
+def by_kind(manifests: tuple[Manifest, ...], kind: str) -> dict[str, Manifest]:
+    return {m["metadata"]["name"]: m for m in manifests if m["kind"] == kind}
+
+
+def pod_spec(workload: Manifest) -> dict[str, Any]:
+    pod: dict[str, Any] = workload["spec"]["template"]["spec"]
+    return pod
+
+
+def _capacity() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("capacity", ROOT / "scripts" / "capacity.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["capacity"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+capacity = _capacity()
+
+
+def test_the_capacity_page_is_what_the_benchmarks_give() -> None:
+    assert (ROOT / "docs" / "capacity.md").read_text() == capacity.render(capacity.measured())
+
+
+def _mi(quantity: str) -> int:
+    return (
+        int(quantity.removesuffix("Mi"))
+        if quantity.endswith("Mi")
+        else int(quantity.removesuffix("Gi")) * 1024
+    )
+
+
+def test_requests_and_the_connection_cap_follow_from_the_measurements(render: Render) -> None:
+    size: dict[str, Any] = capacity.sizing()
+    for overlay in ("dev", "prod"):
+        manifests = render(overlay)
+        deployments = by_kind(manifests, "Deployment")
+        config = by_kind(manifests, "ConfigMap")["gateway"]["data"]
+        gateway = pod_spec(deployments["gateway"])["containers"][0]["resources"]
+        assert int(config["MAX_CONNECTIONS"]) == size["gateway"]["max_connections"]
+        assert gateway["requests"]["cpu"] == f"{size['gateway']['cpu_request_m']}m"
+        assert _mi(gateway["requests"]["memory"]) == size["gateway"]["memory_request_mi"]
+        assert _mi(gateway["limits"]["memory"]) == size["gateway"]["memory_limit_mi"]
+        table = pod_spec(deployments["table"])["containers"][0]["resources"]
+        assert table["requests"]["cpu"] == f"{size['table']['cpu_request_m']}m"
+        # Limits well above the requests: a busy replica's tail is never throttled.
+        for resources in (gateway, table):
+            assert float(resources["limits"]["cpu"]) >= 2
+    assert GatewaySettings().max_connections >= size["gateway"]["max_connections"]
+
+
+def test_the_gateway_scales_on_its_connections_with_cpu_as_the_fallback(render: Render) -> None:
+    size: dict[str, Any] = capacity.sizing()
+    hpa = by_kind(render("prod"), "HorizontalPodAutoscaler")["gateway"]
+    metrics = {m["type"]: m for m in hpa["spec"]["metrics"]}
+    pods = metrics["Pods"]["pods"]
+    assert pods["metric"]["name"] == "rackem_gateway_connections"  # services/gateway/metrics.py
+    assert pods["target"] == {
+        "type": "AverageValue",
+        "averageValue": str(size["gateway"]["hpa_connections"]),
+    }
+    assert metrics["Resource"]["resource"]["name"] == "cpu"
+    adapter = (ROOT / "k8s" / "components" / "hpa" / "prometheus-adapter-values.yaml").read_text()
+    assert "rackem_gateway_connections" in adapter
+
+
+def test_table_replicas_spread_over_nodes_and_zones(render: Render) -> None:
+    for overlay in ("dev", "prod"):
+        table = pod_spec(by_kind(render(overlay), "Deployment")["table"])
+        spread = {c["topologyKey"]: c for c in table["topologySpreadConstraints"]}
+        assert set(spread) == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
+        for constraint in spread.values():
+            assert constraint["maxSkew"] == 1
+            assert constraint["labelSelector"]["matchLabels"] == {"app.kubernetes.io/name": "table"}
+
+
+def test_a_gateway_leaves_the_endpoints_before_it_closes(render: Render) -> None:
+    for overlay in ("dev", "prod"):
+        pod = pod_spec(by_kind(render(overlay), "Deployment")["gateway"])
+        container = pod["containers"][0]
+        command = container["lifecycle"]["preStop"]["exec"]["command"]
+        assert command[0] == "sleep" and int(command[1]) >= 5
+        pause = int(command[1])
+        closing = GatewaySettings().shutdown_grace_s + GatewaySettings().close_grace_ms / 1000
+        assert pod["terminationGracePeriodSeconds"] > pause + closing
+
+
+def test_a_table_replica_is_restarted_for_being_dead_not_for_waiting_on_redis(
+    render: Render,
+) -> None:
+    for overlay in ("dev", "prod"):
+        container = pod_spec(by_kind(render(overlay), "Deployment")["table"])["containers"][0]
+        assert container["livenessProbe"]["grpc"] == {"port": 50052, "service": ALIVE}
+        assert container["readinessProbe"]["grpc"] == {"port": 50052}
