@@ -225,6 +225,10 @@ def _server_figures(
             out["server_cpu_ms_per_join_less_moves"] = round(joins / joined * 1000, 2)
     rss_begin, rss_start = sum(s.begin.rss.values()), sum(s.start.rss.values())
     out["server_rss_mb"] = [round(rss_begin / 2**20, 1), round(rss_start / 2**20, 1)]
+    out["server_rss_mb_by_process"] = {
+        k: [round(s.begin.rss.get(k, 0) / 2**20, 1), round(v / 2**20, 1)]
+        for k, v in s.start.rss.items()
+    }
     if joined >= MEMORY_MIN_CLIENTS:
         out["server_kb_per_client"] = round((rss_start - rss_begin) / joined / 1024, 1)
         out["server_kb_per_client_by_process"] = {
