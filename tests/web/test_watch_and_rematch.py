@@ -82,6 +82,7 @@ def test_a_spectator_watches_by_link_with_every_rack_face_down(
     expect(fan_page.locator("#scores tr")).to_have_count(4)
     expect(other_page.locator("#opponents .opp")).to_have_count(3)
     expect(host_page.locator("#my-rack")).to_be_visible()
+    expect(host_page.locator("#table-info .watchers")).to_have_text("2 watching")
     while not host_page.evaluate(MATCH_OVER):
         _step(host) or host_page.wait_for_timeout(50)
         seen = fan_page.evaluate(SPECTATOR_SHOWS)

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from collections.abc import AsyncIterator
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 
 import pytest
 from redis_engines import KINDS, Engines
@@ -70,6 +71,18 @@ async def test_a_created_table_loads_back_whole(store: TableStore) -> None:
     assert (loaded.meta, loaded.state, loaded.moves) == (meta, state, [])
     assert await store.holder(meta.table_id) == A
     assert meta.table_id in await store.live_tables()
+
+
+async def test_a_table_open_to_spectators_loads_back_open_and_older_tables_closed(
+    store: TableStore,
+) -> None:
+    meta = replace(_meta(), spectators=True)
+    assert await store.create(meta, TableState.new(2), A, LEASE)
+    loaded = await store.load(meta.table_id)
+    assert loaded is not None and loaded.meta.spectators
+    older = json.loads(_meta().to_json())
+    del older["spectators"]  # stored before tables could be opened to spectators
+    assert not TableMeta.from_json(json.dumps(older)).spectators
 
 
 async def test_a_table_id_is_created_once(store: TableStore) -> None:

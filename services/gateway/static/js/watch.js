@@ -89,11 +89,26 @@ export function renderWatchLobby(lobby) {
   }
 }
 
-/** The spectator's controls: no Play again (a rematch is for the players). */
+/** The spectator's controls (no Play again: a rematch is for the players), and for
+ * everyone at the table how many are watching. */
 export function renderWatchTable(tv) {
   const watching = tv.view.seat < 0;
   $("btn-again").hidden = watching;
-  $("turn-text").title = watching ? "You are watching this table" : $("turn-text").title;
+  if (watching) $("turn-text").title = "You are watching this table";
+  const count = tv.watchers || 0;
+  const info = $("table-info");
+  let badge = info.querySelector(".watchers");
+  if (!count) {
+    if (badge) badge.remove();
+    return;
+  }
+  if (!badge) {
+    badge = document.createElement("span");
+    badge.className = "watchers";
+    info.append(badge);
+  }
+  badge.textContent = `${count} watching`;
+  badge.title = `${count} spectator${count > 1 ? "s" : ""} watching this table (they see no rack)`;
 }
 
 /** Whether the spectators option of a new table is on. */
