@@ -302,3 +302,54 @@ async def test_changes_name_each_changed_table(stores: Callable[[], Store]) -> N
     await writer.quick_join(quick(2), sitter("Bob"), NOW, T, "me")
     assert await asyncio.wait_for(anext(changes), 5) == placed.table_id
     await changes.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_rematch_reserves_every_seat_and_starts_once_every_human_answered(
+    store: Store,
+) -> None:
+    old = "t" + "0" * 16
+    seats = [("Ann", False), ("Bot Ada", True), ("Bob", False)]
+    table = NewTable(new_table_id(), "RMATCH", False, Rules(players=3), "hard", -1, True)
+    ann, bob = sitter("Ann"), sitter("Bob")
+    assert await store.rematch_of(old) is None
+    taken = NewTable(new_table_id(), "RMATCH", False, Rules(players=3), "hard", -1)
+    await store.create_private(private(code="RMATCH"), sitter("Cy"), NOW, T, None)
+    assert await store.rematch(old, taken, seats, 0, ann, NOW, T, "me") is None  # code taken
+    other = NewTable(new_table_id(), "RMATC2", False, Rules(players=3), "hard", -1, True)
+    first = await store.rematch(old, other, seats, 0, ann, NOW, T, "me")
+    assert first is not None and (first.table_id, first.seat, first.start) == (other.id, 0, False)
+    assert await store.rematch_of(old) == other.id
+    record = first.record
+    assert [(s.name, s.bot, s.reserved) for s in record.seats] == [
+        ("Ann", False, False),
+        ("Bot Ada", True, False),
+        ("Bob", False, True),
+    ]
+    assert record.spectators and record.creator_seat == -1 and not record.public
+    assert record.fill_deadline_ms == NOW + T.rematch_ms
+    with pytest.raises(ServiceError) as caught:  # every seat is kept for its player
+        await store.join_code(other.code, sitter("Eve"), NOW, T, "me")
+    assert caught.value.code == "table_full"
+    again = await store.rematch(old, table, seats, 2, bob, NOW + 5, T, "me")
+    assert again is not None and (again.table_id, again.seat, again.start) == (other.id, 2, True)
+    assert await store.seat_of(bob.token_hash) == (other.id, 2)
+    with pytest.raises(ServiceError) as caught:
+        await store.rematch(old, table, seats, 0, sitter("Ann"), NOW + 6, T, "me")
+    assert caught.value.code == "already_started"
+
+
+async def test_a_rematch_is_due_after_its_wait_and_a_second_ask_takes_the_newer_token(
+    store: Store,
+) -> None:
+    old = "t" + "1" * 16
+    seats = [("Ann", False), ("Bob", False)]
+    first, second = sitter("Ann"), sitter("Ann")
+    table = NewTable(new_table_id(), "RMATC3", False, Rules(players=2), "easy", -1)
+    placed = await store.rematch(old, table, seats, 0, first, NOW, T, "me")
+    assert placed is not None
+    asked = await store.rematch(old, table, seats, 0, second, NOW + 1, T, "me")
+    assert asked is not None and asked.table_id == table.id and not asked.start
+    assert await store.seat_of(first.token_hash) is None
+    assert await store.seat_of(second.token_hash) == (table.id, 0)
+    assert await store.claim_due("me", NOW + T.rematch_ms - 1, 10, T) == []
+    assert await store.claim_due("me", NOW + T.rematch_ms, 10, T) == [table.id]
