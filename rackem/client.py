@@ -69,10 +69,16 @@ class Client:
     """One connection. ``async with Client(url)`` connects and says hello."""
 
     def __init__(
-        self, url: str, *, origin: str | None = None, client: str = "rackem-client"
+        self,
+        url: str,
+        *,
+        origin: str | None = None,
+        client: str = "rackem-client",
+        local_addr: tuple[str, int] | None = None,
     ) -> None:
         self.url = ws_url(url)
         self.origin = origin
+        self.local_addr = local_addr  # the socket's own address (load and fuzz tests)
         self.client_name = client
         self.welcome: Message | None = None
         self.token: str | None = None
@@ -102,12 +108,14 @@ class Client:
     async def connect(self, hello: bool = True, timeout: float = 10.0) -> Message | None:
         """Open the socket and (by default) say hello; the ``welcome`` message."""
         host = urlsplit(self.url).hostname or ""
+        extra: dict[str, Any] = {"local_addr": self.local_addr} if self.local_addr else {}
         self._ws = await connect(
             self.url,
             origin=self.origin,  # type: ignore[arg-type]
             proxy=None if host in _LOCAL or host.startswith("127.") else True,
             max_size=2**20,
             open_timeout=timeout,
+            **extra,
         )
         self._reader = asyncio.create_task(self._read())
         if not hello:

@@ -135,6 +135,8 @@ ODD_TEXT = st.one_of(
             "👨‍👩‍👧",
             "\u200d",
             "\u202eevil",
+            "\ud800",  # a lone surrogate: a \uD800 escape in ASCII JSON, bad UTF-8 raw
+            "a\udfffb",
             "A\x00",
             "x" * 21,
             "x" * 65,
@@ -272,11 +274,12 @@ def frames(draw: st.DrawFn) -> Frame:
     kind = draw(
         st.sampled_from(
             ["message"] * 6
-            + ["bytes", "truncated", "binary", "big", "huge", "bad_utf8", "deep", "json"]
+            + ["bytes", "truncated", "binary", "big", "huge", "bad_utf8", "deep", "json", "escape"]
         )
     )
     if kind == "message":
-        return Frame(_encode(draw(client_messages()), draw(st.sampled_from(["orjson", "ascii"]))))
+        data = _encode(draw(client_messages()), draw(st.sampled_from(["orjson", "ascii"])))
+        return Frame(data, closes=_utf8_close(data))
     if kind == "bytes":
         data = draw(st.binary(max_size=200))
         return Frame(data, closes=_utf8_close(data))
@@ -300,6 +303,11 @@ def frames(draw: st.DrawFn) -> Frame:
         good = _encode(draw(client_messages()), "orjson")
         at = draw(st.integers(0, len(good)))
         return Frame(good[:at] + bad + good[at:], closes=1007)
+    if kind == "escape":  # a lone surrogate as a JSON escape: UTF-8 text, not a JSON string
+        message = draw(client_messages())
+        key = draw(st.sampled_from(sorted(message) or ["name"]))
+        message[key] = draw(st.sampled_from(["\ud800", "a\udfffb", "\udbff\udbff"]))
+        return Frame(_encode(message, "ascii"))
     if kind == "deep":
         depth = draw(st.integers(100, 3000))
         return Frame(b"[" * depth + b"]" * depth)
@@ -572,7 +580,8 @@ async def _player(url: str, i: int, fuzzing: asyncio.Event, report: Report) -> N
 
 
 async def _match(url: str, i: int, match: int, report: Report) -> None:
-    async with Client(url) as client:
+    # Each match from an address of its own: the per-address game limit is the fuzz's.
+    async with Client(url, local_addr=(f"127.1.{i}.{match % 250 + 1}", 0)) as client:
         seated = await client.create_table(
             f"Player {i}",
             {"players": 2 + (i + match) % 3, "target": 50},
