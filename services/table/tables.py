@@ -173,14 +173,27 @@ class Tables:
             return
         share = await self._fair_share(expired)
         claim_ms = self.settings.lease_ms  # a claim holds as long as a lease would
-        taking = []
-        for table_id in await self.store.claim_expired(share, claim_ms):
-            if table_id in self.live or table_id in self._pending or table_id in self._corrupt:
-                continue
-            taking.append(self._get(table_id, sweeping=True))
+        ids = [
+            table_id
+            for table_id in await self.store.claim_expired(share, claim_ms)
+            if table_id not in self.live
+            and table_id not in self._pending
+            and table_id not in self._corrupt
+        ]
         # Side by side: a dead replica's tables are taken over together, not one by one.
         # A ServiceError: another replica was quicker, the lease is still held, or it is gone.
-        await asyncio.gather(*taking, return_exceptions=True)
+        taken = await asyncio.gather(
+            *(self._get(table_id, sweeping=True) for table_id in ids), return_exceptions=True
+        )
+        # A lease its dead owner still holds for a moment (the index is noted a little
+        # early): back in the index for the next sweep, not after the whole claim.
+        soon = [
+            (table_id, self.settings.lease_ms - self.settings.sweep_ms)
+            for table_id, result in zip(ids, taken, strict=True)
+            if isinstance(result, ServiceError) and result.code == "unavailable"
+        ]
+        if soon:
+            await self.store.note_leases(soon, self.settings.lease_ms)
 
     async def _fair_share(self, expired: int) -> int:
         """How many of ``expired`` orphans to claim now: enough to bring this replica up to

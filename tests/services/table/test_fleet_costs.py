@@ -140,3 +140,36 @@ async def test_a_finished_match_is_recorded_once_though_a_fast_sweep_finds_it_li
     assert recorded == sorted(ids)  # once each, by the owner
     assert all([await late_store.holder(t) == FINISHED for t in ids])
     assert not sweeper.tables.live  # it took none of them
+
+
+class _Notes(MemoryStore):
+    """The memory store, keeping every ``note_leases`` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: list[list[tuple[str, int]]] = []
+
+    async def note_leases(self, ages: Sequence[tuple[str, int]], lease_ms: int) -> None:
+        self.notes.append(list(ages))
+        await super().note_leases(ages, lease_ms)
+
+
+async def test_a_lease_its_dead_owner_still_holds_is_swept_again_at_the_next_sweep(
+    start_table_server: ServerFactory,
+) -> None:
+    """The index says expired a moment before the lease does: the table comes round at
+    the next sweep, not only after the claim (a whole lease) has run out."""
+    store = _Notes()
+    sweeper = await start_table_server(store=store, sweep_ms=QUIET, decision_ms=QUIET)
+    async with grpc.aio.insecure_channel(sweeper.addr) as channel:
+        created = await create_table(table_pb2_grpc.TableStub(channel), humans=1, bots=1)
+    table_id = created.table_id
+    dead = "gone 10.9.9.9:50052"  # in no registry
+    await sweeper.stop(0)  # hands it over: the lease is free and listed expired
+    other = await start_table_server(store=store, sweep_ms=QUIET, decision_ms=QUIET)
+    assert await store.acquire(table_id, dead, 60_000) is None  # a dead owner's lease
+    store.notes.clear()
+    await other.tables._sweep()
+    assert table_id not in other.tables.live
+    settings = other.tables.settings
+    assert [(table_id, settings.lease_ms - settings.sweep_ms)] in store.notes
