@@ -6,7 +6,9 @@
 Reads bench/results/ (written by the benchmarks themselves):
 
 - ``load_processes.json``: ``bench/load.py --stack processes --json``, a process per
-  service on Redis: CPU per move of each service, memory per connection;
+  service on Redis: CPU per move of each service; memory per connection is the
+  largest of every ``load_*.json`` there (a gateway holds more per connection when
+  it is overloaded and its queues fill: the limit has to hold that too);
 - ``fleet_costs.json``: ``bench/fleet_costs.py``: Redis commands (and Redis CPU) per
   move, per live table per second and per sweep;
 - ``takeover.json``: ``bench/takeover.py``: SIGKILL to the next accepted move.
@@ -33,7 +35,7 @@ DOC = ROOT / "docs" / "capacity.md"
 
 DESIGN = {
     "cpu_target": 0.7,  # a pod (one Python event loop, or Redis's one thread) runs at most this
-    "gateway_memory_limit_mb": 1024,  # the gateway's memory limit (k8s/base/gateway.yaml)
+    "gateway_memory_limit_mb": 1024,  # the most memory a gateway pod is given
     "gateway_memory_headroom": 0.8,  # connections fill at most this much of the limit
     "humans_per_table": 1,  # as measured: a human against bots (the most tables per player)
     "seats": 2,
@@ -92,7 +94,10 @@ def measured() -> Measured:
     return Measured(
         moves_per_player_s=moves / seconds / run["connected_at_start"],
         cpu_ms_per_move={k: v for k, v in sorted(by_service.items()) if k != "redis"},
-        kb_per_connection=run["server_kb_per_client_by_process"]["gateway"],
+        kb_per_connection=max(
+            json.loads(path.read_text())["stack"]["server_kb_per_client_by_process"]["gateway"]
+            for path in sorted(RESULTS.glob("load_*.json"))
+        ),
         gateway_base_mb=rss[0],
         matchmaker_cores_per_player=cores["matchmaker"] / run["connected_at_start"],
         redis_cpu_ms_per_move_measured=by_service["redis"],
@@ -106,10 +111,11 @@ def measured() -> Measured:
         takeover_p99_s=takeover["moved_s"]["p99"],
         takeover_max_s=takeover["moved_s"]["max"],
         load_runs=(
-            f"the load run's load average {whole['load_average_before']} before, "
-            f"{whole['load_average_after']} after; fleet costs {fleet['date']}, load "
-            f"{fleet['rows'][-1]['load_average']}; "
-            f"takeover {takeover['date']} (load averages {takeover['load_averages']})"
+            f"load averages: the load run {whole['load_average_before'][0]} before and "
+            f"{whole['load_average_after'][0]} after, the fleet costs run "
+            f"{fleet['rows'][0]['load_average'][0]} to {fleet['rows'][-1]['load_average'][0]}, "
+            f"the takeover runs {takeover['load_averages'][0][0]} to "
+            f"{takeover['load_averages'][-1][0]}"
         ),
     )
 
@@ -119,22 +125,28 @@ def _round_up(value: float, step: float) -> float:
 
 
 def sizing(m: Measured | None = None) -> dict[str, Any]:
-    """Per pod: what k8s/base must set, from the measurements."""
+    """Per pod: what k8s/base must set, from the measurements. A gateway takes as many
+    players as both its CPU (one event loop at the target) and its largest memory limit
+    allow; its memory limit then holds them with the headroom to spare."""
     m = m or measured()
-    limit = DESIGN["gateway_memory_limit_mb"]
-    room_mb = limit * DESIGN["gateway_memory_headroom"] - m.gateway_base_mb
-    connections = int(room_mb * 1024 / m.kb_per_connection // 500 * 500)
+    target = DESIGN["cpu_target"]
+    most_mb = DESIGN["gateway_memory_limit_mb"] * DESIGN["gateway_memory_headroom"]
+    by_memory = (most_mb - m.gateway_base_mb) * 1024 / m.kb_per_connection
+    by_cpu = target / (m.moves_per_player_s * m.cpu_ms_per_move["gateway"] / 1000)
+    connections = int(min(by_memory, by_cpu) // 500 * 500)
     gateway_cores = connections * m.moves_per_player_s * m.cpu_ms_per_move["gateway"] / 1000
     gateway_memory = m.gateway_base_mb + connections * m.kb_per_connection / 1024
+    limit = _round_up(gateway_memory / DESIGN["gateway_memory_headroom"], 128)
     return {
         "gateway": {
             "max_connections": connections,
+            "bound_by": "CPU" if by_cpu < by_memory else "memory",
             "cpu_request_m": int(_round_up(gateway_cores * 1000, 100)),
             "memory_request_mi": int(_round_up(gateway_memory, 64)),
-            "memory_limit_mi": limit,
-            "hpa_connections": int(connections * DESIGN["cpu_target"]),
+            "memory_limit_mi": int(limit),
+            "hpa_connections": int(connections * target),
         },
-        "table": {"cpu_request_m": int(DESIGN["cpu_target"] * 1000)},
+        "table": {"cpu_request_m": int(target * 1000)},
     }
 
 
@@ -197,7 +209,10 @@ def per_pod(m: Measured) -> list[tuple[float, str]]:
             target / (m.moves_per_player_s * m.cpu_ms_per_move["table"] / 1000),
             "a table replica (one event loop at 70 %)",
         ),
-        (float(sizing(m)["gateway"]["max_connections"]), "a gateway pod (its memory limit)"),
+        (
+            float(sizing(m)["gateway"]["max_connections"]),
+            f"a gateway pod (`MAX_CONNECTIONS`, bound by its {sizing(m)['gateway']['bound_by']})",
+        ),
     ]
 
 
@@ -256,7 +271,10 @@ def render(m: Measured) -> str:
             "Redis CPU per human move, all of Redis's work in that run",
             f"{m.redis_cpu_ms_per_move_measured:.3f} ms",
         ),
-        ("gateway memory per connected player", f"{m.kb_per_connection:.0f} KB"),
+        (
+            "gateway memory per connected player (the most in any load run)",
+            f"{m.kb_per_connection:.0f} KB",
+        ),
         ("gateway memory with nobody connected", f"{m.gateway_base_mb:.0f} MB"),
         ("Redis commands per table move (an append)", f"{m.redis_commands_per_append:.2f}"),
         ("Redis commands per idle live table per second", f"{m.redis_commands_per_table_s:.2f}"),
@@ -277,10 +295,12 @@ def render(m: Measured) -> str:
         "",
         "## Per pod (what k8s/base requests)",
         "",
-        f"- **gateway**: `MAX_CONNECTIONS` {gw['max_connections']:,} (what fits in",
-        f"  {DESIGN['gateway_memory_headroom']:.0%} of its {gw['memory_limit_mi']} Mi limit",
-        f"  after its base), CPU request {gw['cpu_request_m']}m (those players' moves),",
-        f"  memory request {gw['memory_request_mi']} Mi; the autoscaler holds",
+        f"- **gateway**: `MAX_CONNECTIONS` {gw['max_connections']:,}: as many players as its",
+        f"  one event loop carries at {DESIGN['cpu_target']:.0%} of a core and its memory holds",
+        f"  (bound here by its {gw['bound_by']}); CPU request {gw['cpu_request_m']}m (those",
+        f"  players' moves), memory request {gw['memory_request_mi']} Mi and limit",
+        f"  {gw['memory_limit_mi']} Mi (they fill at most",
+        f"  {DESIGN['gateway_memory_headroom']:.0%} of it); the autoscaler holds",
         f"  {gw['hpa_connections']:,} connections a pod (CPU 70 % as the fallback).",
         f"- **table**: CPU request {size['table']['cpu_request_m']}m: a replica is one event loop,",
         f"  planned at {DESIGN['cpu_target']:.0%} of a core; its limit (2 cores) is above what",
