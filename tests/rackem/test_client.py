@@ -108,3 +108,16 @@ async def test_messages_can_be_iterated_until_the_connection_closes(system: Syst
     with pytest.raises(ConnectionLost):
         await client.recv()
     assert client.closed
+
+
+async def test_a_new_game_sent_right_after_the_final_view_is_not_refused(system: System) -> None:
+    # The final view lets the seat go (docs/protocol.md): the next game on the same
+    # connection, sent the moment that view arrives, is seated, never ``already_seated``.
+    async with Client(system.url) as client:
+        for _ in range(8):
+            seated = await client.create_table(
+                "Ann", {"players": 2, "target": 50}, level="easy", start_now=True
+            )
+            await client.wait_view(lambda v: v["table_id"] == seated["table_id"])
+            final = await play_match(client, timeout=60)
+            assert final["status"] == "finished" and final["table_id"] == seated["table_id"]

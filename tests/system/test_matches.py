@@ -57,6 +57,19 @@ async def test_two_humans_play_a_quick_match_to_the_end(stack: Stack, tmp_path: 
     assert verdict["winner"] == finals[0]["view"]["winner"]
 
 
+async def test_a_new_game_sent_right_after_the_final_view_is_not_refused(stack: Stack) -> None:
+    # The final view lets the seat go (docs/protocol.md): the next game on the same
+    # connection, sent the moment that view arrives, is seated, never ``already_seated``.
+    async with Client(stack.ws) as ann:
+        for _ in range(4):
+            seated = await ann.create_table(
+                "Ann", {"players": 2, "target": 50}, level="easy", start_now=True
+            )
+            await ann.wait_view(lambda v: v["table_id"] == seated["table_id"])
+            final = await play_match(ann, timeout=120)
+            assert final["status"] == "finished" and final["table_id"] == seated["table_id"]
+
+
 async def _private_match(stack: Stack, players: int, rules: dict[str, Any]) -> list[Any]:
     clients = [Client(stack.ws) for _ in range(players)]
     for client in clients:
