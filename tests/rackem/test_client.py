@@ -45,7 +45,9 @@ async def test_a_client_says_hello_and_keeps_what_it_is_told(system: System) -> 
             seated["code"],
         )
         view = await client.wait_for("view")
-        assert (await client.wait_view(lambda v: v["table_id"] == seated["table_id"]))["code"]
+        assert (await client.wait_view(lambda v, new=seated["table_id"]: v["table_id"] == new))[
+            "code"
+        ]
         assert client.latest_lobby is not None and client.latest_lobby["status"] == "started"
         assert client.latest_view is not None and client.views_seen >= 1
         assert client.latest_view["version"] >= view["version"]
@@ -118,6 +120,6 @@ async def test_a_new_game_sent_right_after_the_final_view_is_not_refused(system:
             seated = await client.create_table(
                 "Ann", {"players": 2, "target": 50}, level="easy", start_now=True
             )
-            await client.wait_view(lambda v: v["table_id"] == seated["table_id"])
+            await client.wait_view(lambda v, new=seated["table_id"]: v["table_id"] == new)
             final = await play_match(client, timeout=60)
             assert final["status"] == "finished" and final["table_id"] == seated["table_id"]

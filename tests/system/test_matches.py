@@ -65,7 +65,7 @@ async def test_a_new_game_sent_right_after_the_final_view_is_not_refused(stack: 
             seated = await ann.create_table(
                 "Ann", {"players": 2, "target": 50}, level="easy", start_now=True
             )
-            await ann.wait_view(lambda v: v["table_id"] == seated["table_id"])
+            await ann.wait_view(lambda v, new=seated["table_id"]: v["table_id"] == new)
             final = await play_match(ann, timeout=120)
             assert final["status"] == "finished" and final["table_id"] == seated["table_id"]
 
