@@ -8,13 +8,12 @@ through these, so a call means the same whichever way it arrives. Each raises
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import AsyncIterator
 
 from rackcore import RulesError
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError
-from services.common.logs import event
+from services.common.unexpected import refusal_for
 from services.convert import rules_from_pb
 from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
 from services.matchmaker.records import TableRecord
@@ -26,17 +25,9 @@ log = logging.getLogger("rackem.matchmaker")
 
 
 def internal_error(rpc: str, exc: Exception) -> ServiceError:
-    """Log an unexpected failure of ``rpc`` (its type and trace, never its text: it may hold
-    a name) and return the ``internal`` refusal its caller gets instead."""
-    event(
-        log,
-        "internal_error",
-        logging.ERROR,
-        rpc=rpc,
-        error_type=type(exc).__name__,
-        trace="".join(traceback.format_tb(exc.__traceback__)),
-    )
-    return ServiceError("internal", "internal error")
+    """The refusal a caller gets for an unexpected failure of ``rpc``: ``unavailable``
+    while Redis is unreachable, else ``internal``; logged (services/common/unexpected.py)."""
+    return refusal_for(log, rpc, exc)
 
 
 class MatchmakerCalls:

@@ -29,6 +29,7 @@ from services.common import eager
 from services.common.errors import ServiceError
 from services.common.in_process import Writer
 from services.common.logs import event
+from services.common.unexpected import refusal_for
 from services.table.subscribers import Subscriber
 
 __all__ = ["LinkServer", "Operations"]
@@ -200,9 +201,8 @@ class LinkServer:
             await work
         except ServiceError as err:
             self._fail(call_id, err)
-        except Exception:
-            log.error("internal_error", extra={"fields": {"rpc": "Link"}}, exc_info=True)
-            self._fail(call_id, ServiceError("internal", "internal error"))
+        except Exception as exc:
+            self._fail(call_id, refusal_for(log, "Link", exc))
 
     async def _submit(self, call_id: int, request: table_pb2.SubmitMoveRequest) -> None:
         reply = await self._ops.submit(request)
@@ -223,10 +223,9 @@ class LinkServer:
             self._unfollow(following)
             self._fail(call_id, err)
             return
-        except Exception:
-            log.error("internal_error", extra={"fields": {"rpc": "Link"}}, exc_info=True)
+        except Exception as exc:
             self._unfollow(following)
-            self._fail(call_id, ServiceError("internal", "internal error"))
+            self._fail(call_id, refusal_for(log, "Link", exc))
             return
         following.task = None
         following.table, following.sub = table, sub

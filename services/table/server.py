@@ -110,6 +110,7 @@ async def create_server(
         spectators_cap=settings.spectators_per_table,
         timing=Timing(settings.bot_delay_ms, settings.abandon_ms, settings.reconnect_grace_ms),
         lease_ms=settings.lease_ms,
+        store_hold_ms=settings.store_hold_ms,
     )
     bots = BotClient(
         settings.bot_addr if bot_addr is None else bot_addr,

@@ -1,7 +1,8 @@
 """``rackem.v1.Table`` over gRPC: the seat always comes from the token, errors from one mapping.
 
-Every refusal is a ``ServiceError`` sent with its stable code; anything unexpected is
-logged and answered ``internal`` without its text.
+Every refusal is a ``ServiceError`` sent with its stable code; Redis unreachable is
+``unavailable``; anything else unexpected is logged and answered ``internal`` without its
+text (services/common/unexpected.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import grpc
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, abort
 from services.common.in_process import Writer
+from services.common.unexpected import refusal_for
 from services.table.link import LinkServer
 from services.table.subscribers import Subscriber
 from services.table.table import Table
@@ -33,9 +35,8 @@ async def _answer(context: Context, rpc: str, call: Awaitable[T]) -> T:
         return await call
     except ServiceError as err:
         await abort(context, err)
-    except Exception:
-        log.error("internal_error", extra={"fields": {"rpc": rpc}}, exc_info=True)
-        await abort(context, ServiceError("internal", "internal error"))
+    except Exception as exc:
+        await abort(context, refusal_for(log, rpc, exc))
 
 
 class TableService(table_pb2_grpc.TableServicer):
@@ -60,9 +61,8 @@ class TableService(table_pb2_grpc.TableServicer):
             return await self._tables.create(own)
         except ServiceError:
             raise
-        except Exception:
-            log.error("internal_error", extra={"fields": {"rpc": "CreateTable"}}, exc_info=True)
-            raise ServiceError("internal", "internal error") from None
+        except Exception as exc:
+            raise refusal_for(log, "CreateTable", exc) from None
 
     async def SubmitMove(
         self, request: table_pb2.SubmitMoveRequest, context: Context
@@ -89,10 +89,8 @@ class TableService(table_pb2_grpc.TableServicer):
                     return
                 except ServiceError as err:
                     await abort(context, err)
-                except Exception:
-                    fields = {"rpc": "Subscribe"}
-                    log.error("internal_error", extra={"fields": fields}, exc_info=True)
-                    await abort(context, ServiceError("internal", "internal error"))
+                except Exception as exc:
+                    await abort(context, refusal_for(log, "Subscribe", exc))
                 yield view
         finally:
             await views.aclose()

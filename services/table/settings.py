@@ -21,6 +21,9 @@ class TableSettings:
     # (WAIT), waiting at most redis_wait_ms; 0: once the primary has it (docs/deploy.md).
     redis_wait_replicas: int = 0
     redis_wait_ms: int = 1_000
+    # While Redis is unreachable a table holds its moves back this long (the caller
+    # waits), then closes with `unavailable` and is rebuilt from Redis once it is back.
+    store_hold_ms: int = 4_000
     bot_addr: str = ""  # the bot service; empty: choose bot moves in-process
     advertise_addr: str = ""  # how other processes reach this replica; default HOST:PORT
     replica_id: str = ""  # default: random

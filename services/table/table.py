@@ -22,6 +22,7 @@ from rackcore import SPECTATOR, Match, Move, RackError, Rules, observe, to_log
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError, from_rack
 from services.common.logs import event
+from services.common.redis_client import NotReplicated, is_outage
 from services.convert import move_from_pb
 from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
@@ -54,6 +55,9 @@ class TableConfig:
     timing: Timing
     spectators_cap: int = 50  # watchers at once, at a table open to spectators
     lease_ms: int = 0  # each append and save renews the lease this long (0: they do not)
+    # While the store is unreachable (``is_outage``) a store call is tried again for up
+    # to this long, the table's lock held: its moves wait instead of failing.
+    store_hold_ms: int = 0
 
 
 class Table:
@@ -413,7 +417,7 @@ class Table:
             raise self.closed
 
     async def _earlier_reply(self, seat: int, move_id: str) -> table_pb2.SubmitMoveReply | None:
-        earlier = await self._store_call(self._replies.earlier(seat, move_id))
+        earlier = await self._store_call(lambda: self._replies.earlier(seat, move_id))
         if earlier is None:
             return None
         version, reply = earlier
@@ -477,7 +481,7 @@ class Table:
         config = self.config
         sent = time.monotonic()
         result = await self._store_call(
-            config.store.append(
+            lambda: config.store.append(
                 self.table_id,
                 config.owner,
                 self.version - 1,
@@ -496,7 +500,9 @@ class Table:
         config = self.config
         sent = time.monotonic()
         if not await self._store_call(
-            config.store.save_state(self.table_id, config.owner, self.state, config.lease_ms)
+            lambda: config.store.save_state(
+                self.table_id, config.owner, self.state, config.lease_ms
+            )
         ):
             self._lost("lost")
         if config.lease_ms:
@@ -508,12 +514,37 @@ class Table:
         self.close(error)
         raise error
 
-    async def _store_call(self, call: Awaitable[T]) -> T:
-        """Await a store call; if the store fails, close the table (it may be ahead of it)."""
-        try:
-            return await call
-        except Exception:
-            log.error("store_error", extra={"fields": {"table": self.table_id}}, exc_info=True)
-            error = ServiceError("unavailable", "the table store did not answer; try again")
-            self.close(error)
-            raise error from None
+    async def _store_call(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Await a store call, tried again while the store is unreachable for up to
+        ``store_hold_ms`` (the table's moves are held back meanwhile); if it still fails,
+        close the table (it may be ahead of the store: it is rebuilt from it later)."""
+        hold_until = time.monotonic() + self.config.store_hold_ms / 1000
+        pause = 0.05
+        while True:
+            try:
+                return await call()
+            except Exception as exc:
+                outage = is_outage(exc)
+                # A write whose fate is unknown is not sent again: the table is rebuilt
+                # from what the store has instead (retried by move id, a move is kept once).
+                if outage and not isinstance(exc, NotReplicated) and time.monotonic() < hold_until:
+                    if pause == 0.05:
+                        event(log, "store_unavailable", logging.WARNING, table=self.table_id)
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 0.5)
+                    continue
+                if outage:
+                    event(
+                        log,
+                        "store_unavailable_closing",
+                        logging.WARNING,
+                        table=self.table_id,
+                        error_type=type(exc).__name__,
+                    )
+                else:
+                    log.error(
+                        "store_error", extra={"fields": {"table": self.table_id}}, exc_info=True
+                    )
+                error = ServiceError("unavailable", "the table store did not answer; try again")
+                self.close(error)
+                raise error from None

@@ -32,6 +32,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.names import name_problem
+from services.common.redis_client import is_outage
 from services.common.registry import Registry, Replica
 from services.convert import rules_from_pb
 from services.table.bot_client import BotClient
@@ -113,8 +114,11 @@ class Tables:
             await asyncio.sleep(period_ms / 1000)
             try:
                 await work()
-            except Exception:
-                log.error(f"{name}_failed", extra={"fields": {}}, exc_info=True)
+            except Exception as exc:
+                if is_outage(exc):  # Redis is away: said once a period, without a trace
+                    event(log, f"{name}_unavailable", logging.WARNING)
+                else:
+                    log.error(f"{name}_failed", extra={"fields": {}}, exc_info=True)
 
     async def _heartbeat(self) -> None:
         replica = Replica(self.replica_id, self.config.replica, len(self.live), self.draining)

@@ -7,7 +7,7 @@ import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
@@ -18,6 +18,7 @@ from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, Registry
 from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.memory_store import MemoryStore
+from services.matchmaker.records import NewTable, Placed, Sitter
 from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.server import Running, create_server
 from services.matchmaker.settings import MatchmakerSettings
@@ -43,6 +44,13 @@ FAST = MatchmakerSettings(
 SLOW_FILL = replace(FAST, fill_ms=60_000, fill_lone_ms=60_000)
 
 STORES = ["memory", pytest.param("redis", marks=pytest.mark.containers)]
+
+
+class BrokenStore(MemoryStore):
+    """A store with a bug: every quick match raises an error holding the player's name."""
+
+    async def quick_join(self, table: NewTable, sitter: Sitter, *args: Any) -> Placed | None:
+        raise RuntimeError(f"bug while seating {sitter.name}")
 
 
 def namespace() -> str:

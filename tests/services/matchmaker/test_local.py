@@ -19,7 +19,7 @@ from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.server import create_server
 
 from .clients import LIMIT_S
-from .conftest import FAST, SLOW_FILL, Cluster
+from .conftest import FAST, SLOW_FILL, BrokenStore, Cluster
 
 
 async def test_a_private_table_fills_and_its_lobby_streams_in_process(cluster: Cluster) -> None:
@@ -119,9 +119,8 @@ async def test_a_call_past_its_timeout_is_unavailable() -> None:
 async def test_an_unexpected_failure_is_internal_and_logged_without_names(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    client = connect("redis://127.0.0.1:1/0")  # nothing listens there: refused at once
     caplog.set_level(logging.INFO, logger="rackem")
-    running = await create_server(FAST, RedisStore(client), MemoryRegistry())
+    running = await create_server(FAST, BrokenStore(), MemoryRegistry())
     channel = grpc.aio.insecure_channel(running.addr)
     try:
         request = pb.QuickMatchRequest(name="Secret Sam", players=2)
@@ -135,7 +134,29 @@ async def test_an_unexpected_failure_is_internal_and_logged_without_names(
     finally:
         await channel.close(None)
         await running.stop(0.5)
-        await client.aclose()
     failures = [r for r in caplog.records if r.getMessage() == "internal_error"]
     assert [r.fields["rpc"] for r in failures] == ["QuickMatch", "QuickMatch"]  # type: ignore[attr-defined]
     assert "Secret Sam" not in json.dumps([getattr(r, "fields", {}) for r in caplog.records])
+
+
+async def test_redis_unreachable_is_unavailable_in_process_and_over_grpc(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = connect("redis://127.0.0.1:1/0")  # nothing listens there: refused at once
+    caplog.set_level(logging.INFO, logger="rackem")
+    running = await create_server(FAST, RedisStore(client), MemoryRegistry())
+    channel = grpc.aio.insecure_channel(running.addr)
+    try:
+        request = pb.QuickMatchRequest(name="Secret Sam", players=2)
+        with pytest.raises(ServiceError) as failed:
+            await running.local.as_stub().QuickMatch(request, timeout=5)
+        assert failed.value.code == "unavailable"
+        stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as over_grpc:
+            await stub.QuickMatch(request, timeout=5)
+        assert from_rpc_error(over_grpc.value).code == "unavailable"
+    finally:
+        await channel.close(None)
+        await running.stop(0.5)
+        await client.aclose()
+    assert not [r for r in caplog.records if r.getMessage() == "internal_error"]

@@ -21,7 +21,7 @@ from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.server import SERVICE_NAME, create_server
 
 from .clients import LIMIT_S, refused
-from .conftest import FAST, SLOW_FILL, Cluster
+from .conftest import FAST, SLOW_FILL, BrokenStore, Cluster
 
 
 def stable_code(exc: grpc.aio.AioRpcError) -> str | None:
@@ -88,10 +88,8 @@ async def test_refusals_carry_their_stable_code_in_metadata(cluster: Cluster) ->
 async def test_an_unexpected_failure_is_internal_and_its_text_is_not_sent(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # A real Redis client pointed at a port where no Redis listens.
-    client = connect("redis://127.0.0.1:1/0")
     caplog.set_level(logging.INFO, logger="rackem")
-    running = await create_server(FAST, RedisStore(client), MemoryRegistry())
+    running = await create_server(FAST, BrokenStore(), MemoryRegistry())
     channel = grpc.aio.insecure_channel(running.addr)
     try:
         stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
@@ -103,9 +101,32 @@ async def test_an_unexpected_failure_is_internal_and_its_text_is_not_sent(
     finally:
         await channel.close(None)
         await running.stop(0.5)
-        await client.aclose()
     failures = [r for r in caplog.records if r.getMessage() == "internal_error"]
     assert failures and failures[0].fields["rpc"] == "QuickMatch"  # type: ignore[attr-defined]
+    assert "Secret Sam" not in json.dumps([getattr(r, "fields", {}) for r in caplog.records])
+
+
+async def test_redis_unreachable_is_unavailable_never_internal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A real Redis client pointed at a port where no Redis listens.
+    client = connect("redis://127.0.0.1:1/0")
+    caplog.set_level(logging.INFO, logger="rackem")
+    running = await create_server(FAST, RedisStore(client), MemoryRegistry())
+    channel = grpc.aio.insecure_channel(running.addr)
+    try:
+        stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.QuickMatch(pb.QuickMatchRequest(name="Secret Sam", players=2))
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert stable_code(caught.value) == "unavailable"
+    finally:
+        await channel.close(None)
+        await running.stop(0.5)
+        await client.aclose()
+    assert not [r for r in caplog.records if r.getMessage() == "internal_error"]
+    outages = [r for r in caplog.records if r.getMessage() == "store_unavailable"]
+    assert outages and outages[0].fields["rpc"] == "QuickMatch"  # type: ignore[attr-defined]
     assert "Secret Sam" not in json.dumps([getattr(r, "fields", {}) for r in caplog.records])
 
 

@@ -1,0 +1,34 @@
+"""What a caller gets for an exception that is not a refusal (``ServiceError``).
+
+Redis being unreachable (down, restarting, failing over: ``redis_client.is_outage``) is
+``unavailable``: the caller tries again, as the protocol says, and is served once Redis
+is back. Anything else is a bug: logged with its type and trace (never its text, which
+may hold a name) and answered ``internal``.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+
+from services.common.errors import ServiceError
+from services.common.logs import event
+from services.common.redis_client import is_outage
+
+__all__ = ["refusal_for"]
+
+
+def refusal_for(log: logging.Logger, rpc: str, exc: BaseException) -> ServiceError:
+    """The refusal for ``exc`` raised by ``rpc``, logged on ``log``."""
+    if is_outage(exc):
+        event(log, "store_unavailable", logging.WARNING, rpc=rpc, error_type=type(exc).__name__)
+        return ServiceError("unavailable", "the store did not answer; try again")
+    event(
+        log,
+        "internal_error",
+        logging.ERROR,
+        rpc=rpc,
+        error_type=type(exc).__name__,
+        trace="".join(traceback.format_tb(exc.__traceback__)),
+    )
+    return ServiceError("internal", "internal error")

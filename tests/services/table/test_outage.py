@@ -1,0 +1,125 @@
+"""Redis unreachable for a while: the tables hold their moves back and go on once it is
+back, and a move refused meanwhile is kept once when retried by its id. On a Redis of
+the test's own (Debian's redis-server, AOF), stopped and started again on its port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from redis_engines import Single
+
+from rackcore import verify
+from rackcore.bots import choose
+from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.common.redis_client import connect
+from services.common.registry import RedisRegistry
+from services.convert import move_to_pb, view_from_pb
+from services.table.server import Running
+from services.table.store_redis import RedisStore
+from table.table_players import SeatPlayer, ServerFactory, create_table, error_code
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[Single]:
+    engine = Single(tmp_path)
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
+
+
+@pytest.fixture
+async def replica(
+    own_redis: Single, start_table_server: ServerFactory
+) -> AsyncIterator[tuple[Running, RedisStore]]:
+    client = connect(own_redis.url)
+    store = RedisStore(client)
+    # Leases outlast the outage: this is Redis gone for a while, not a replica.
+    running = await start_table_server(
+        store=store, registry=RedisRegistry(client), lease_ms=30_000, store_hold_ms=15_000
+    )
+    yield running, store
+    await running.stop(0)  # before its Redis client closes
+    await client.aclose()
+
+
+async def _outage(engine: Single, seconds: float) -> None:
+    engine.server.stop()
+    await asyncio.sleep(seconds)
+    await asyncio.to_thread(engine.server.start)
+
+
+async def test_moves_made_while_redis_restarts_wait_and_the_match_goes_on(
+    own_redis: Single,
+    replica: tuple[Running, RedisStore],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    running, store = replica
+    caplog.set_level(logging.INFO, logger="rackem")
+    async with grpc.aio.insecure_channel(running.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        reply = await create_table(stub, humans=2, bots=0, target=75)
+        players = [SeatPlayer(stub, reply.table_id, reply.tokens[s], s) for s in range(2)]
+        games = asyncio.gather(*(p.run() for p in players))
+        while sum(len(p.views) for p in players) < 10:
+            await asyncio.sleep(0.01)
+        await _outage(own_redis, 1.5)  # a restart: AOF brings every table back
+        async with asyncio.timeout(120):
+            await games  # every SubmitMove answered: none refused for the outage
+    held = [r for r in caplog.records if r.getMessage() == "store_unavailable"]
+    assert held, "no move met the outage"
+    assert not [r for r in caplog.records if r.getMessage() == "store_error"]
+    stored = await store.load(reply.table_id)
+    assert stored is not None and stored.state.over
+    async with grpc.aio.insecure_channel(running.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=reply.table_id))
+    log = json.loads(record.log_json)
+    assert verify(log)["valid"] and log["moves"] == stored.moves
+
+
+async def test_a_move_refused_for_a_long_outage_is_kept_once_when_retried_by_its_id(
+    own_redis: Single, start_table_server: ServerFactory
+) -> None:
+    client = connect(own_redis.url)
+    store = RedisStore(client)
+    running = await start_table_server(
+        store=store, registry=RedisRegistry(client), lease_ms=30_000, store_hold_ms=300
+    )
+    try:
+        async with grpc.aio.insecure_channel(running.addr) as channel:
+            stub = table_pb2_grpc.TableStub(channel)
+            reply = await create_table(stub, humans=1, bots=1)
+            seat = table_pb2.SeatRequest(table_id=reply.table_id, token=reply.tokens[0])
+            async for tv in stub.Subscribe(seat):
+                if view_from_pb(tv.view).my_turn:
+                    break
+            request = table_pb2.SubmitMoveRequest(
+                table_id=reply.table_id,
+                token=reply.tokens[0],
+                move=move_to_pb(choose(view_from_pb(tv.view), "medium", seed=1)),
+                move_id="the-move",
+            )
+            before = len((await store.load(reply.table_id)).moves)  # type: ignore[union-attr]
+            own_redis.server.stop()
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.SubmitMove(request)
+            assert error_code(refused.value) == "unavailable"
+            await asyncio.to_thread(own_redis.server.start)
+            accepted = await stub.SubmitMove(request)
+            again = await stub.SubmitMove(request)  # the same id once more: the same answer
+            assert again.version == accepted.version
+        stored = await store.load(reply.table_id)
+        assert stored is not None
+        assert stored.moves[before]["seat"] == 0
+        assert sum(1 for m in stored.moves[before:] if m.get("by") == "human") == 1
+    finally:
+        await running.stop(0)
+        await client.aclose()
