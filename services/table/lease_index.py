@@ -76,6 +76,7 @@ class RedisLeaseIndex:
         self._shards = shards
         self._chunk = chunk
         self.keys = [f"{prefix}:{{leases:{n}}}" for n in range(shards)]
+        self._legacy = f"{prefix}:tables:live"
         self._note = client.register_script(_NOTE)
         self._count = client.register_script(_COUNT)
         self._claim = client.register_script(_CLAIM)
@@ -114,6 +115,26 @@ class RedisLeaseIndex:
             ids = await self._claim(keys=[key], args=[limit - len(claimed), claim_ms])
             claimed += [str(i) for i in ids]
         return claimed
+
+    async def import_live_set(self) -> int:
+        """List the tables of the set the index replaced (``<prefix>:tables:live``, which
+        replicas of before the index keep writing during a rolling upgrade), expired,
+        so a sweeper checks each one's lease, and take them out of that set; tables
+        listed already are left as they are. Their owners, if alive, keep them (the
+        lease decides); the others move."""
+        ids = [str(i) for i in await self._redis.smembers(self._legacy)]
+        by_shard: dict[str, list[str]] = defaultdict(list)
+        for table_id in ids:
+            by_shard[self.key(table_id)].append(table_id)
+        for key, members in by_shard.items():
+            for start in range(0, len(members), self._chunk):
+                pairs: list[str | int] = []
+                for table_id in members[start : start + self._chunk]:
+                    pairs += [table_id, 0]
+                await self._note(keys=[key], args=["NX", 0, *pairs])  # expiring now
+        for start in range(0, len(ids), self._chunk):  # moved: not imported again
+            await self._redis.srem(self._legacy, *ids[start : start + self._chunk])
+        return len(ids)
 
     async def members(self) -> list[str]:
         out: list[str] = []

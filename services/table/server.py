@@ -89,9 +89,13 @@ async def create_server(
         if settings.redis_url:
             client = connect(settings.redis_url)
             durability = Durability(settings.redis_wait_replicas, settings.redis_wait_ms)
-            store = store or RedisStore(
-                client, durability=durability, index_shards=settings.lease_index_shards
-            )
+            if store is None:
+                redis_store = RedisStore(
+                    client, durability=durability, index_shards=settings.lease_index_shards
+                )
+                # Tables a replica of before the lease index listed: swept from now on.
+                await redis_store.index.import_live_set()
+                store = redis_store
             registry = registry or RedisRegistry(client)
         else:
             store = store or MemoryStore()

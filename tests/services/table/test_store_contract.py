@@ -338,3 +338,27 @@ def test_a_state_round_trips_through_json_with_every_field() -> None:
     copied = state.copy()
     copied.covered[0] = False  # a copy shares no list with its original
     assert state.covered[0] is True
+
+
+@pytest.mark.parametrize("kind", ["single", "cluster"])
+async def test_tables_of_the_old_live_set_are_moved_into_the_index_expired(
+    redis_engines: Engines, kind: str
+) -> None:
+    """A rolling upgrade: tables that replicas of before the index listed in the live set
+    are swept from the index (their leases checked), and listed once."""
+    client = connect(redis_engines.url(kind))
+    prefix = f"t{secrets.token_hex(4)}"
+    store = RedisStore(client, index_shards=2, index_prefix=prefix)
+    try:
+        listed = await _created(store)  # in the index already, its lease held
+        old = [(await _created(store)).table_id for _ in range(3)]
+        for table_id in old:
+            await store.forget(table_id)  # as a replica of before would have listed them
+        await client.sadd(f"{prefix}:tables:live", *old, listed.table_id)
+        assert await store.index.import_live_set() == 4
+        assert sorted(await store.claim_expired(10, 60_000)) == sorted(old)
+        assert listed.table_id in await store.live_tables()
+        assert not await client.exists(f"{prefix}:tables:live")
+        assert await store.index.import_live_set() == 0
+    finally:
+        await client.aclose()
