@@ -123,7 +123,10 @@ class RedisStore:
         self._create = ScriptBatch(client, client.register_script(_CREATE), chunk, durability)
         self._append = ScriptBatch(client, client.register_script(_APPEND), chunk, durability)
         self._save = ScriptBatch(client, client.register_script(_SAVE), chunk)
-        self._acquire = client.register_script(_ACQUIRE)
+        # Taking a table waits for the replicas too: a write followed by WAIT confirms
+        # every earlier write of the primary, so what the new owner then serves (a move
+        # an earlier owner stored but had no replica confirm yet) cannot be lost after.
+        self._acquire = ScriptBatch(client, client.register_script(_ACQUIRE), chunk, durability)
         self._renew = ScriptBatch(client, client.register_script(_RENEW), chunk)
         self._release = client.register_script(_RELEASE)
         self._finish = client.register_script(_FINISH)
@@ -183,7 +186,7 @@ class RedisStore:
         return Earlier(int(version), body if latest_id == move_id else None)
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
-        holder = await self._acquire(keys=keys(table_id), args=[owner, lease_ms])
+        holder = await self._acquire(keys(table_id), [owner, lease_ms])
         return str(holder) or None
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
