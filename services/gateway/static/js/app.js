@@ -6,7 +6,7 @@ import { el } from "./cards.js";
 import { checkMatch, renderMatchOver, renderRoundOver, tickRoundOver } from "./finish.js";
 import { take as takeHint } from "./hints.js";
 import { initHome } from "./home.js";
-import { initInvite, inviteCode } from "./invite.js";
+import { initInvite, inviteCode, inviteShown } from "./invite.js";
 import { bindKeys } from "./keys.js";
 import { renderLobby, tickLobby } from "./lobby.js";
 import { errorText } from "./messages.js";
@@ -54,6 +54,7 @@ function show(name) {
   state.screen = name;
   const focusWasIn = document.activeElement;
   for (const s of SCREENS) $(`screen-${s}`).hidden = s !== name;
+  inviteShown(name === "invite");
   const lost = !focusWasIn || focusWasIn === document.body || !focusWasIn.checkVisibility?.();
   if (lost && SCREEN_FOCUS[name] && !$("help").open) $(SCREEN_FOCUS[name]).focus({ preventScroll: true });
   $("table-info").hidden = name !== "table";

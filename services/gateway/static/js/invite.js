@@ -1,7 +1,19 @@
 // The invitation a share link opens (/?code=K7MX2Q): the table's code, your name, Join.
 // "Other ways to play" goes to the ordinary home page.
+//
+// Who is waiting: a table open to spectators (`spectators: "public"`) shows its waiting
+// room to anyone with the code, so while the invitation shows, a WebSocket of its own
+// watches the code (docs/protocol.md, "Spectators") and lists the seats of each `lobby`
+// it is sent: names, free seats, the host, computer players. The page's own connection
+// never watches, so joining from the invitation is the ordinary `join`. A table not open
+// to spectators answers `no_spectators`: the invitation then stays as it is (code, name,
+// Join) and says nothing. The second connection closes when the invitation goes (Join,
+// Other ways to play, any other screen) and once the table has started or closed.
 
+import { el } from "./cards.js";
 import { normalCode } from "./home.js";
+import { rulesText } from "./lobby.js";
+import { Connection } from "./net.js";
 import { loadPrefs, updatePrefs } from "./store.js";
 
 const $ = (id) => document.getElementById(id);
@@ -27,11 +39,73 @@ export function initInvite({ join, error, home }) {
     }
     updatePrefs({ name });
     $("name").value = name;
+    stopPeek();
     join(name, code);
   });
   $("btn-invite-home").addEventListener("click", (event) => {
     event.preventDefault();
     history.replaceState(null, "", "/");
+    stopPeek();
     home();
   });
+}
+
+let peek = null;
+
+/** The invitation is shown (true) or not (false): watch its table's waiting room, or stop. */
+export function inviteShown(shown) {
+  if (!shown) {
+    stopPeek();
+    return;
+  }
+  const code = inviteCode();
+  if (!code || peek) return;
+  const conn = new Connection({
+    url: Connection.defaultUrl(),
+    onOpen: () => conn.send({ type: "watch", code }),
+    onStatus: () => {},
+    onMessage(msg) {
+      if (peek !== conn) return;
+      if (msg.type === "lobby") showWaiting(msg);
+      else if (msg.type === "error" || msg.type === "view") stopPeek(); // not open to spectators, or gone
+    },
+  });
+  peek = conn;
+  conn.connect();
+}
+
+function stopPeek() {
+  if (!peek) return;
+  peek.close();
+  peek = null;
+}
+
+/** The table's waiting room, as its spectators see it (names only: no card is dealt yet). */
+function showWaiting(lobby) {
+  if (lobby.status !== "waiting") {
+    stopPeek();
+    $("invite-waiting").hidden = false;
+    $("invite-seats").replaceChildren();
+    $("invite-rules").textContent = "";
+    $("invite-status").textContent =
+      lobby.status === "started" ? "This table's match has already started." : "This table was closed by its host.";
+    return;
+  }
+  const free = lobby.seats.filter((s) => !s.taken).length;
+  $("invite-seats").replaceChildren(
+    ...lobby.seats.map((s) =>
+      el(
+        "li",
+        { class: s.taken ? "" : "free" },
+        el("span", { class: "nm" }, s.taken ? s.name || `Seat ${s.seat + 1}` : "Free seat"),
+        s.bot ? el("span", { class: "badge bot" }, "computer") : null,
+        s.seat === lobby.creator_seat ? el("span", { class: "badge" }, "host") : null,
+      ),
+    ),
+  );
+  $("invite-rules").textContent = rulesText(lobby.rules) + (lobby.level ? ` · computer: ${lobby.level}` : "");
+  $("invite-status").textContent = free
+    ? `${free} free seat${free > 1 ? "s" : ""}: join to take one.`
+    : "Every seat is taken.";
+  $("invite-waiting").hidden = false;
 }

@@ -1,6 +1,6 @@
-// One WebSocket to the gateway (docs/protocol.md), kept open: hello first, then the
-// caller's messages; on a drop it reconnects with exponential backoff and jitter,
-// and `onOpen` lets the caller resume its seat with the token.
+// One WebSocket to the gateway (docs/protocol.md), kept open until `close()`: hello
+// first, then the caller's messages; on a drop it reconnects with exponential backoff
+// and jitter, and `onOpen` lets the caller resume its seat with the token.
 
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
 const PING_MS = 25000;
@@ -89,12 +89,25 @@ export class Connection {
 
   /** Drop this connection (and the seat it is bound to at the gateway) and open a fresh one. */
   fresh() {
+    this.drop();
+    this.attempt = 0;
+    this.connect();
+  }
+
+  /** Close for good: no reconnect, nothing more sent or received. */
+  close() {
+    this.drop();
+    this.queue = [];
+  }
+
+  drop() {
     clearTimeout(this.timer);
     clearInterval(this.pinger);
     const old = this.ws;
     this.ws = null;
     this.ready = false;
     if (old) {
+      old.onopen = null;
       old.onclose = null;
       old.onmessage = null;
       old.onerror = null;
@@ -104,8 +117,6 @@ export class Connection {
         /* already closed */
       }
     }
-    this.attempt = 0;
-    this.connect();
   }
 
   /** Send a message now, or once the connection is (re)established. */
