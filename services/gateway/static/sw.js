@@ -1,12 +1,16 @@
 // A minimal service worker: keeps the page's shell so it opens offline or on a bad
 // network. Network first (a fresh deploy shows at once), the cache as a fallback.
 // It never touches the WebSocket (/ws) or anything outside the shell, such as match logs.
+// The replay viewer is in the shell too (/replay/ and its files), so a downloaded match
+// log can be replayed offline; every /replay/{table_id} is that one page.
 
-const CACHE = "rackem-shell-v2";
+const CACHE = "rackem-shell-v3";
 const SHELL = [
   "/",
   "/index.html",
   "/css/app.css",
+  "/css/replay.css",
+  "/replay/",
   "/manifest.webmanifest",
   "/icons/icon.svg",
   "/icons/icon-192.png",
@@ -21,7 +25,9 @@ const SHELL = [
   "/js/lobby.js",
   "/js/messages.js",
   "/js/movelog.js",
+  "/js/replay.js",
   "/js/replay-link.js",
+  "/js/replay-model.js",
   "/js/net.js",
   "/js/rematch.js",
   "/js/rng.js",
@@ -54,7 +60,7 @@ self.addEventListener("fetch", (event) => {
   // The page loads its files under /v/<version>/ (services/gateway/static_files.py):
   // they are kept under their plain paths, so the shell opens offline whatever its version.
   const plain = url.pathname.replace(/^\/v\/[^/]+\//, "/");
-  const path = plain === "/" || plain === "/index.html" ? "/" : plain;
+  const path = plain === "/" || plain === "/index.html" ? "/" : /^\/replay(\/|$)/.test(plain) ? "/replay/" : plain;
   if (!SHELL.includes(path)) return; // /ws, /match/…, health: straight to the network
   event.respondWith(
     fetch(request)
