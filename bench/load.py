@@ -5,6 +5,7 @@
     python3 bench/load.py --clients 1000 --pace 3 --humans-per-table 2 --json
     python3 bench/load.py --stack processes --clients 1000 ...       # a process per service
     python3 bench/load.py --url ws://127.0.0.1:8000/ws --server-pid PID ...
+        # add --metrics-url http://127.0.0.1:9100/metrics (its METRICS_PORT) for /metrics
 
 By default it starts ``rackem up --port <free> --no-browser`` as a subprocess;
 ``--stack processes`` instead runs every service as its own ``rackem serve`` process
