@@ -91,15 +91,17 @@ def desktop(browser: Browser, url: str, out: Path) -> None:
     page.locator("#rules-options summary").click()
     page.screenshot(path=out / "home-desktop.jpg", type="jpeg", quality=JPEG_QUALITY)
 
-    # the waiting room of a private table
+    # the waiting room of a private table, open to spectators
     page.locator("#rules-options summary").click()
     page.locator('#form-new input[name="players"][value="3"]').check(force=True)
+    page.locator("#opt-spectators").check()
     page.click("#btn-create")
     expect(page.locator("#screen-lobby")).to_be_visible()
     page.screenshot(path=out / "lobby-desktop.jpg", type="jpeg", quality=JPEG_QUALITY)
-    # the invitation its share link opens, on a phone
+    # the invitation its share link opens, on a phone: who is waiting, your name, Join
     guest = new_page(browser, page.locator("#lobby-link").input_value(), **PHONE_2X)
     expect(guest.locator("#screen-invite")).to_be_visible()
+    expect(guest.locator("#invite-seats li")).to_have_count(3)
     guest.screenshot(path=out / "invite-phone.jpg", type="jpeg", quality=JPEG_QUALITY)
     guest.context.close()
     page.click("#btn-lobby-leave")

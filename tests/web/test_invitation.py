@@ -89,6 +89,7 @@ def test_an_invitation_to_a_table_open_to_spectators_shows_who_is_waiting_live(
     expect(seats.nth(2)).to_have_text("Free seat")
     expect(guest_page.locator("#invite-status")).to_have_text("2 free seats: join to take one.")
     expect(guest_page.locator("#invite-rules")).to_contain_text("3 players · play to 50")
+    expect(guest_page.locator("#invite-name-note")).to_contain_text("anyone watching")
     assert_accessible(guest_page, "the invitation with who is waiting")
     peek = watch_socket(guest_page, opened)
     assert peek is not opened[0]  # the page's own connection never watches
@@ -140,6 +141,9 @@ def test_an_invitation_to_a_table_closed_to_spectators_shows_code_name_and_join_
     wait_closed(guest_page, peek)  # refused: the invitation stops asking
     expect(guest_page.locator("#invite-code")).to_have_text(code)
     expect(guest_page.locator("#invite-waiting")).to_be_hidden()
+    expect(guest_page.locator("#invite-name-note")).to_have_text(
+        "Shown only to the players at this table."
+    )
     expect(guest_page.locator("#toast")).to_be_hidden()  # the refusal is not the player's error
     expect(guest_page.locator("#invite-name")).to_be_focused()
 
@@ -150,3 +154,27 @@ def test_an_invitation_to_a_table_closed_to_spectators_shows_code_name_and_join_
     expect(host_page.locator("#opponents")).to_contain_text("Gil")
     assert not opened[0].closed
     assert host_page.errors == [] and guest_page.errors == []  # type: ignore[attr-defined]
+
+
+def test_an_invitation_says_when_the_table_it_shows_has_started_without_you(
+    new_context: Callable[..., BrowserContext], server_url: str
+) -> None:
+    host_page: Page = watch(new_context().new_page())
+    late_page: Page = watch(new_context().new_page())
+    code = create(host_page, server_url, spectators=True, players=2)
+    opened = sockets_of(late_page)
+    late_page.goto(f"{server_url}/?code={code}")
+    expect(late_page.locator("#invite-seats li")).to_have_count(2)
+    peek = watch_socket(late_page, opened)
+
+    other_page: Page = watch(new_context().new_page())
+    Player(other_page, server_url).open_home()
+    other_page.fill("#name", "Ivy")
+    other_page.fill("#join-code", code)
+    other_page.click("#btn-join")  # the last seat: the match starts
+    expect(late_page.locator("#invite-status")).to_have_text(
+        "This table's match has already started."
+    )
+    expect(late_page.locator("#invite-seats li")).to_have_count(0)
+    wait_closed(late_page, peek)  # it stops watching: an invitation follows no match
+    assert late_page.errors == []  # type: ignore[attr-defined]

@@ -108,4 +108,5 @@ function showWaiting(lobby) {
     ? `${free} free seat${free > 1 ? "s" : ""}: join to take one.`
     : "Every seat is taken.";
   $("invite-waiting").hidden = false;
+  $("invite-name-note").textContent = "Shown to the players at this table and to anyone watching it.";
 }
