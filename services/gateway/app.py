@@ -22,12 +22,13 @@ from starlette.websockets import WebSocket
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
 from services.common.in_process import TableLinks
+from services.gateway.connection import POLICY
 from services.gateway.hosts import HostCheck
 from services.gateway.hub import Hub
 from services.gateway.limits import client_key
 from services.gateway.origins import origin_allowed
 from services.gateway.replay_page import replay_routes
-from services.gateway.session import POLICY, Session
+from services.gateway.session import Session
 from services.gateway.settings import GatewaySettings
 from services.gateway.static_files import StaticSite
 

@@ -1,4 +1,7 @@
-"""One WebSocket connection: frames in, limits, the commands, and a bounded queue out.
+"""The protocol's commands on one WebSocket connection: limits, hello, seats, moves.
+
+The transport (the outbound queue, writes, close codes, the connection's state) is
+``connection.py``; this module decides what each frame means.
 
 The connection holds at most one seat, always by the token the matchmaker handed out
 (never a seat number from a message). Every outbound message goes through one bounded
@@ -8,21 +11,20 @@ queue; a client that lets it fill is dropped, and can resume with its token.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
-from services.common import eager
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.gateway import messages
+from services.gateway.connection import POLICY, Connection, ConnectionState
 from services.gateway.follow import FINAL, Seat, follow
 from services.gateway.hub import REPLACED, Hub
 from services.gateway.limits import AbuseCounter, TokenBucket
@@ -30,113 +32,53 @@ from services.gateway.protocol import (
     VERSION,
     ProtocolError,
     check_name,
-    encode,
     from_service,
     parse,
 )
 from services.gateway.rematch import Finished, after_match, forget, rematch
 from services.gateway.watch import Spectator, refuse_while_watching, watch
-from services.gateway.ws_protocol import INVALID_TEXT
 
-__all__ = ["POLICY", "SLOW", "Session"]
+__all__ = ["Session"]
 
 log = logging.getLogger("rackem.gateway")
 
-POLICY = 1008  # repeated abuse
-SLOW = 1013  # the client did not read its messages: try again (resume)
 _STRIKES = frozenset({"bad_frame", "bad_request", "rate_limited"})
 _TOKEN = re.compile(r"[0-9a-f]{32}")
 SERVER = "rackem-gateway/1"
 
 
 class Session:
+    """The protocol's commands on one connection (``connection.py``), and the seat it holds."""
+
     def __init__(self, hub: Hub, ws: WebSocket, address: str) -> None:
         s = hub.settings
         self.hub = hub
-        self.ws = ws
+        self.conn = Connection(
+            ws, hub.metrics, queue=s.outbound_queue, hello_timeout_s=s.hello_timeout_ms / 1000
+        )
+        self.push = self.conn.push  # bound once: every view goes through it
+        self.close = self.conn.close
+        self.closed = self.conn.closed
         self.address = address  # for the game limiter only (limits.client_key); never logged
         self.seat: Seat | None = None
         self.watching: Spectator | None = None  # the table this connection watches, if any
         self.finished: Finished | None = None  # its last finished match (for a rematch)
-        self._outbox: asyncio.Queue[str | int] = asyncio.Queue(maxsize=s.outbound_queue)
         self._bucket = TokenBucket(s.msg_rate, s.msg_burst)
         self._abuse = AbuseCounter(s.abuse_limit, s.abuse_window_s)
-        self._greeted = False
-        self._hello_timer: asyncio.TimerHandle | None = None
-        self._closing: int | None = None
-        self._hard = False
-        self._sender: asyncio.Task[None] | None = None
-        # A message is written at once, in the pusher's own call, while the send loop
-        # waits with nothing queued; one whose write had to wait is ``_in_flight``.
-        self._sender_idle = False
-        self._in_flight: asyncio.Future[None] | None = None
         self._follow: asyncio.Task[None] | None = None
-        self._done = asyncio.Event()
-
-    # -- the connection ------------------------------------------------------------------
 
     async def run(self) -> None:
         """Serve the accepted socket until either side closes it."""
         self.hub.join(self)
-        wait_s = self.hub.settings.hello_timeout_ms / 1000
-        if wait_s > 0:
-            self._hello_timer = asyncio.get_running_loop().call_later(wait_s, self._no_hello)
-        self._sender = asyncio.create_task(self._send_loop())
-        receiver = asyncio.create_task(self._receive_loop())
         try:
-            await asyncio.wait({self._sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+            await self.conn.run(self._frame, lambda: (self._follow,))
         finally:
-            if self._hello_timer is not None:
-                self._hello_timer.cancel()
-            tasks = [
-                t for t in (receiver, self._sender, self._follow, self._in_flight) if t is not None
-            ]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            if self._hard and self._closing is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.ws.close(self._closing), timeout=1.0)
             self._unbind()
             if self.watching is not None:
                 self.watching.stop()
             forget(self)
             self.hub.leave(self)
-            self._done.set()
-
-    async def closed(self) -> None:
-        await self._done.wait()
-
-    def push(self, message: dict[str, Any]) -> None:
-        """Queue one message for the client; a full queue drops the client (it can resume)."""
-        if self._closing is not None:
-            return
-        text = encode(message)
-        if self._sender_idle and self._in_flight is None and self._outbox.empty():
-            self._send_now(text)
-            return
-        try:
-            self._outbox.put_nowait(text)
-        except asyncio.QueueFull:
-            self.hub.metrics.dropped.labels("slow").inc()
-            event(log, "dropped_slow_client")
-            self._abort(SLOW)
-
-    def close(self, code: int) -> None:
-        """Send what is queued, then close with ``code``."""
-        if self._closing is not None:
-            return
-        try:
-            self._outbox.put_nowait(code)
-            self._closing = code
-        except asyncio.QueueFull:
-            self._abort(code)
-
-    def _no_hello(self) -> None:
-        """``HELLO_TIMEOUT_MS`` passed without a hello: a stranger holding a socket."""
-        if not self._greeted and self._closing is None:
-            self.hub.metrics.dropped.labels("no_hello").inc()  # counted, never logged
-            self.close(POLICY)
+            self.conn.ended()
 
     def replaced(self) -> None:
         """A newer connection resumed this seat: let go of it and close."""
@@ -144,55 +86,7 @@ class Session:
         self.seat = None
         self.close(REPLACED)
 
-    def _abort(self, code: int) -> None:
-        self._closing = code
-        self._hard = True
-        if self._sender is not None:
-            self._sender.cancel()
-
-    def _send_now(self, text: str) -> None:
-        """Write ``text`` now, without the send loop's turn; if the socket makes the write
-        wait (flow control), what comes next queues behind it."""
-        sending = eager.start(self.ws.send_text(text))
-        if not sending.done():
-            self._in_flight = sending
-            sending.add_done_callback(self._sent)
-        else:
-            self._sent(sending)
-
-    def _sent(self, sending: asyncio.Future[None]) -> None:
-        if self._in_flight is sending:
-            self._in_flight = None
-        failed = sending.cancelled() or sending.exception() is not None  # the client is gone
-        if failed and self._sender is not None:
-            self._sender.cancel()  # the connection ends, as when the send loop fails
-
-    async def _send_loop(self) -> None:
-        while True:
-            self._sender_idle = True
-            item = await self._outbox.get()
-            self._sender_idle = False
-            if self._in_flight is not None:  # a write made at once is still under way
-                await asyncio.wait([self._in_flight])
-            if isinstance(item, int):
-                await self.ws.close(item)
-                return
-            await self.ws.send_text(item)
-
-    async def _receive_loop(self) -> None:
-        with contextlib.suppress(WebSocketDisconnect):
-            while True:
-                message = await self.ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    if message.get("code") == INVALID_TEXT:  # closed by GatewayWebSocket
-                        self.hub.metrics.dropped.labels("bad_utf8").inc()
-                    return
-                text = message.get("text")
-                await self._frame(text if text is not None else message.get("bytes"))
-
     async def _frame(self, frame: str | bytes | None) -> None:
-        if self._closing is not None:
-            return
         if not self._bucket.take():
             self._refuse(ProtocolError("rate_limited", "too many messages; slow down"))
             return
@@ -201,7 +95,7 @@ class Session:
             kind = message["type"]
             if kind == "hello":
                 self._hello(message)
-            elif not self._greeted:
+            elif self.conn.state == ConnectionState.HANDSHAKE:
                 raise ProtocolError("hello_first", "say hello first")
             else:
                 await _HANDLERS[kind](self, message)
@@ -294,13 +188,11 @@ class Session:
     # -- commands ------------------------------------------------------------------------
 
     def _hello(self, message: dict[str, Any]) -> None:
-        if self._greeted:
+        if self.conn.state != ConnectionState.HANDSHAKE:
             raise ProtocolError("bad_request", "hello comes once")
         if message["version"] != VERSION:
             raise ProtocolError("bad_version", f"this server speaks version {VERSION}")
-        self._greeted = True
-        if self._hello_timer is not None:
-            self._hello_timer.cancel()
+        self.conn.greeted()
         self.push(messages.welcome(SERVER))
 
     def _timeout(self) -> float:
