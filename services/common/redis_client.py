@@ -36,6 +36,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import (
     ClusterDownError,
+    OutOfMemoryError,
     ReadOnlyError,
     RedisClusterException,
     RedisError,
@@ -191,8 +192,9 @@ def connect(url: str) -> RedisClient:
 
 
 def is_outage(exc: BaseException) -> bool:
-    """Whether ``exc`` means Redis is unreachable for now (down, failing over, loading,
-    a cluster slot moving) rather than a refusal or a bug: callers answer ``unavailable``."""
+    """Whether ``exc`` means Redis cannot serve for now (down, failing over, loading, a
+    cluster slot moving, full) rather than a refusal or a bug: callers answer
+    ``unavailable``."""
     if isinstance(
         exc,
         RedisConnectionError  # MasterNotFoundError, BusyLoadingError, MaxConnectionsError too
@@ -200,6 +202,7 @@ def is_outage(exc: BaseException) -> bool:
         | ClusterDownError  # MasterDownError too
         | TryAgainError
         | ReadOnlyError  # a demoted primary, before the client follows the failover
+        | OutOfMemoryError  # full (maxmemory-policy noeviction): writes fail until it is not
         | NotReplicated
         | SlotNotCoveredError
         | OSError

@@ -2,14 +2,18 @@
 
 Redis being unreachable (down, restarting, failing over: ``redis_client.is_outage``) is
 ``unavailable``: the caller tries again, as the protocol says, and is served once Redis
-is back. Anything else is a bug: logged with its type and trace (never its text, which
-may hold a name) and answered ``internal``.
+is back. Redis full (``maxmemory`` reached) is ``unavailable`` too, logged ``store_full``
+as an error: nothing frees memory but finished tables expiring, or an operator.
+Anything else is a bug: logged with its type and trace (never its text, which may hold
+a name) and answered ``internal``.
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
+
+from redis.exceptions import OutOfMemoryError
 
 from services.common.errors import ServiceError
 from services.common.logs import event
@@ -20,6 +24,9 @@ __all__ = ["refusal_for"]
 
 def refusal_for(log: logging.Logger, rpc: str, exc: BaseException) -> ServiceError:
     """The refusal for ``exc`` raised by ``rpc``, logged on ``log``."""
+    if isinstance(exc, OutOfMemoryError):  # maxmemory reached: an operator must act
+        event(log, "store_full", logging.ERROR, rpc=rpc)
+        return ServiceError("unavailable", "the store is full; try again later")
     if is_outage(exc):
         event(log, "store_unavailable", logging.WARNING, rpc=rpc, error_type=type(exc).__name__)
         return ServiceError("unavailable", "the store did not answer; try again")

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from math import inf
 from typing import Any, TypeVar
 
+from redis.exceptions import OutOfMemoryError
+
 from rackcore import SPECTATOR, Match, Move, RackError, Rules, observe, to_log
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError, from_rack
@@ -525,15 +527,20 @@ class Table:
                 return await call()
             except Exception as exc:
                 outage = is_outage(exc)
-                # A write whose fate is unknown is not sent again: the table is rebuilt
-                # from what the store has instead (retried by move id, a move is kept once).
-                if outage and not isinstance(exc, NotReplicated) and time.monotonic() < hold_until:
+                # A write on the primary alone (NotReplicated) is not sent again, nor one
+                # to a full Redis: the table closes and is rebuilt from what the store has
+                # (retried by its id, a move is kept once). A retried append that finds its
+                # own earlier attempt stored answers "conflict" and closes the same way.
+                again = not isinstance(exc, NotReplicated | OutOfMemoryError)
+                if outage and again and time.monotonic() < hold_until:
                     if pause == 0.05:
                         event(log, "store_unavailable", logging.WARNING, table=self.table_id)
                     await asyncio.sleep(pause)
                     pause = min(pause * 2, 0.5)
                     continue
-                if outage:
+                if isinstance(exc, OutOfMemoryError):
+                    event(log, "store_full", logging.ERROR, table=self.table_id)
+                elif outage:
                     event(
                         log,
                         "store_unavailable_closing",

@@ -4,11 +4,15 @@ meets the deployment policy: limits, probes, non-root, read-only root filesystem
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
+import yaml
 
 from services.table.settings import TableSettings
 
@@ -254,3 +258,43 @@ def test_prod_ingress_serves_the_public_host_over_tls(render: Render) -> None:
     gateway = by_kind(render("prod"), "ConfigMap")["gateway"]["data"]
     assert gateway["ALLOWED_ORIGINS"] == f"https://{rule['host']}"
     assert gateway["ALLOWED_HOSTS"] == rule["host"]  # no other Host name is answered
+
+
+def _with_sentinel(tmp_path: Path) -> tuple[Manifest, ...]:
+    """The base with network policies and the redis-sentinel component, as an operator's
+    overlay would compose them."""
+    k8s = Path(__file__).resolve().parents[2] / "k8s"
+    up = os.path.relpath(k8s, tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "namespace: rackem-ha\n"
+        f"resources:\n  - {up}/base\n"
+        f"components:\n  - {up}/components/network-policies\n"
+        f"  - {up}/components/redis-sentinel\n"
+    )
+    done = subprocess.run(
+        ["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
+
+
+def test_the_sentinel_component_runs_a_primary_a_replica_and_three_sentinels(
+    tmp_path: Path,
+) -> None:
+    manifests = _with_sentinel(tmp_path)
+    for manifest in manifests:
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+    assert policy_problems(manifests) == []
+    sets = by_kind(manifests, "StatefulSet")
+    assert sets["redis"]["spec"]["replicas"] == 2
+    assert sets["redis-sentinel"]["spec"]["replicas"] == 3
+    assert pod_spec(sets["redis"])["containers"][0]["args"] == ["/scripts/redis.sh"]
+    scripts = by_kind(manifests, "ConfigMap")["redis-sentinel"]["data"]
+    assert "sentinel monitor rackem $primary 6379 2" in scripts["sentinel.sh"]
+    assert "--replicaof" in scripts["redis.sh"] and "--masterauth" in scripts["redis.sh"]
+    # A move counts once the replica has it; the URL (with the Sentinels) is the Secret's.
+    assert by_kind(manifests, "ConfigMap")["table"]["data"]["REDIS_WAIT_REPLICAS"] == "1"
+    _redis_url_from_the_secret(manifests)
+    policies = by_kind(manifests, "NetworkPolicy")
+    assert {"redis-sentinel", "redis-replication", "redis-sentinel-clients"} <= set(policies)

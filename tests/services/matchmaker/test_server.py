@@ -6,11 +6,13 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import cast
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis_engines import Single
 
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
@@ -128,6 +130,31 @@ async def test_redis_unreachable_is_unavailable_never_internal(
     outages = [r for r in caplog.records if r.getMessage() == "store_unavailable"]
     assert outages and outages[0].fields["rpc"] == "QuickMatch"  # type: ignore[attr-defined]
     assert "Secret Sam" not in json.dumps([getattr(r, "fields", {}) for r in caplog.records])
+
+
+async def test_redis_full_is_unavailable_and_logged_store_full(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = Single(tmp_path)
+    engine.start()
+    client = connect(engine.url)
+    caplog.set_level(logging.INFO, logger="rackem")
+    running = await create_server(FAST, RedisStore(client), MemoryRegistry())
+    channel = grpc.aio.insecure_channel(running.addr)
+    try:
+        with engine.server.client() as admin:  # full: maxmemory below what it holds
+            admin.config_set("maxmemory", "1")
+        stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.QuickMatch(pb.QuickMatchRequest(name="Ann", players=2))
+        assert stable_code(caught.value) == "unavailable"
+    finally:
+        await channel.close(None)
+        await running.stop(0.5)
+        await client.aclose()
+        engine.stop()
+    full = [r for r in caplog.records if r.getMessage() == "store_full"]
+    assert full and full[0].levelno == logging.ERROR
 
 
 async def test_watch_lobby_refuses_a_malformed_token(cluster: Cluster) -> None:
