@@ -4,7 +4,7 @@
 // The replay viewer is in the shell too (/replay/ and its files), so a downloaded match
 // log can be replayed offline; every /replay/{table_id} is that one page.
 
-const CACHE = "rackem-shell-v3";
+const CACHE = "rackem-shell-v4";
 const SHELL = [
   "/",
   "/index.html",
@@ -17,6 +17,7 @@ const SHELL = [
   "/icons/icon-512.png",
   "/js/app.js",
   "/js/cards.js",
+  "/js/dom.js",
   "/js/finish.js",
   "/js/hints.js",
   "/js/home.js",

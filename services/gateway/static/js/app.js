@@ -1,3 +1,4 @@
+// @ts-check
 // The rackem web client: screens, the connection, and what each server message does.
 // Protocol: docs/protocol.md. Everything the player sees comes from the server's
 // `lobby` and `view` messages; the page never decides a move is legal by itself.
@@ -17,20 +18,17 @@ import { isMuted, play, setMuted } from "./sound.js";
 import { forgetSeat, lastSeat, loadPrefs, loadSeat, saveSeat, updatePrefs } from "./store.js";
 import { TableScreen, clockText, legalSets, seatName } from "./table.js";
 import { canRematch, clearOffer, renderRematchLobby, showOffer } from "./rematch.js";
-import {
-  initWatch,
-  onWatching,
-  renderWatchLobby,
-  renderWatchTable,
-  spectatorsOption,
-  stopWatching,
-  watchedCode,
-} from "./watch.js";
+import { initWatch, onWatching, renderWatchLobby, renderWatchTable, spectatorsOption, stopWatching, watchedCode } from "./watch.js";
+import { $, button, dialog, input } from "./dom.js";
 
-const $ = (id) => document.getElementById(id);
 const SCREENS = ["home", "invite", "lobby", "table", "loading"];
 // Where focus goes when a screen opens (never the page's body).
-const SCREEN_FOCUS = { home: "home-title", invite: "invite-name", lobby: "lobby-title", table: "table-title" };
+const SCREEN_FOCUS = {
+  home: "home-title",
+  invite: "invite-name",
+  lobby: "lobby-title",
+  table: "table-title",
+};
 
 const state = {
   screen: "loading",
@@ -56,7 +54,7 @@ function show(name) {
   for (const s of SCREENS) $(`screen-${s}`).hidden = s !== name;
   inviteShown(name === "invite");
   const lost = !focusWasIn || focusWasIn === document.body || !focusWasIn.checkVisibility?.();
-  if (lost && SCREEN_FOCUS[name] && !$("help").open) $(SCREEN_FOCUS[name]).focus({ preventScroll: true });
+  if (lost && SCREEN_FOCUS[name] && !dialog("help").open) $(SCREEN_FOCUS[name]).focus({ preventScroll: true });
   $("table-info").hidden = name !== "table";
   $("btn-leave").hidden = name !== "table";
   document.body.dataset.screen = name;
@@ -250,7 +248,11 @@ function onView(tv) {
   }
   const mine = v.turn === v.seat && (v.phase === "draw" || v.phase === "resolve") && tv.status === "playing";
   const wasMine =
-    prev && prev.view.turn === prev.view.seat && prev.view.phase === v.phase && prev.status === "playing" && prev.view.round_no === v.round_no;
+    prev &&
+    prev.view.turn === prev.view.seat &&
+    prev.view.phase === v.phase &&
+    prev.status === "playing" &&
+    prev.view.round_no === v.round_no;
   if (mine && v.phase === "draw" && !wasMine) {
     play("turn");
     const top = v.discard.length ? v.discard[v.discard.length - 1] : null;
@@ -354,7 +356,7 @@ const table = new TableScreen({
 
 function withGoOut(move) {
   const v = state.tv.view;
-  if (v.rules.bonus && $("stay-in").checked) return { ...move, go_out: false };
+  if (v.rules.bonus && input("stay-in").checked) return { ...move, go_out: false };
   return move;
 }
 
@@ -373,7 +375,9 @@ function explainBlocked(what) {
     return;
   }
   if (v.phase === "draw" && what === "slot") {
-    showHint("Draw a card first, from the stock or the discard pile. Cards never move between slots: you only replace one card with the card you draw.");
+    showHint(
+      "Draw a card first, from the stock or the discard pile. Cards never move between slots: you only replace one card with the card you draw.",
+    );
   } else if (v.phase === "draw" && what === "throw") {
     toast("Draw a card first.", "info");
   } else if (v.phase === "resolve" && (what === "stock" || what === "discard")) {
@@ -408,7 +412,7 @@ function render() {
   const turnInfo = (tv.seats || []).find((s) => s.seat === turnSeat);
   state.clockSeat = tv.deadline_ms && turnInfo && turnInfo.kind === "human" ? turnSeat : -1;
   const covered = coveredMe(tv);
-  const back = $("btn-back");
+  const back = button("btn-back");
   if (back.hidden === covered) {
     back.hidden = !covered;
     back.disabled = false;
@@ -501,7 +505,7 @@ function coveredMe(tv) {
 /** One tap or Enter: the seat is mine again (`continue` uncovers a covered seat). */
 function takeSeatBack() {
   if (!coveredMe(state.tv) || !conn.send({ type: "continue" })) return;
-  $("btn-back").disabled = true;
+  button("btn-back").disabled = true;
   announce("Your seat is yours again.");
 }
 $("btn-back").addEventListener("click", takeSeatBack);
@@ -515,18 +519,18 @@ function continueRound() {
   const tv = state.tv;
   if (!tv || $("round-over").hidden || (tv.continued || [])[tv.view.seat]) return;
   conn.send({ type: "continue" });
-  $("btn-continue").disabled = true;
+  button("btn-continue").disabled = true;
 }
 
 $("btn-start").addEventListener("click", () => conn.send({ type: "start" }));
 $("btn-lobby-leave").addEventListener("click", goHome);
 $("btn-copy").addEventListener("click", async () => {
-  const link = $("lobby-link").value;
+  const link = input("lobby-link").value;
   try {
     await navigator.clipboard.writeText(link);
     toast("Link copied — send it to a friend.", "info");
   } catch {
-    $("lobby-link").select();
+    input("lobby-link").select();
     toast("Select the link and copy it.", "info");
   }
 });
@@ -553,11 +557,11 @@ $("btn-again").addEventListener("click", () => {
 $("btn-verify").addEventListener("click", async () => {
   const tv = state.tv;
   if (!tv) return;
-  $("btn-verify").disabled = true;
+  button("btn-verify").disabled = true;
   try {
     state.verified = await checkMatch(tv, (loadSeat() || {}).commitment || null);
   } finally {
-    $("btn-verify").disabled = false;
+    button("btn-verify").disabled = false;
     $("verify-result").scrollIntoView({ block: "nearest" }); // the answer in view, on a phone too
   }
 });
@@ -582,27 +586,41 @@ function compactRules(rules) {
 function createTable(name, rules, level, startNow) {
   $("loading-text").textContent = startNow ? "Dealing the cards…" : "Opening a table…";
   show("loading");
-  conn.send({ type: "create_table", name, rules, level, start_now: startNow, spectators: spectatorsOption() });
+  conn.send({
+    type: "create_table",
+    name,
+    rules,
+    level,
+    start_now: startNow,
+    spectators: spectatorsOption(),
+  });
 }
 
 // -- help, sound, startup ----------------------------------------------------------------------------
 
 let helpOpener = null;
 function openHelp() {
-  const dialog = $("help");
-  $("pref-hints").checked = loadPrefs().hints;
+  const help = dialog("help");
+  input("pref-hints").checked = loadPrefs().hints;
   helpOpener = document.activeElement;
-  if (!dialog.open) dialog.showModal();
+  if (!help.open) help.showModal();
 }
 // Closing How to play gives focus back to what had it, or to the screen's heading.
 $("help").addEventListener("close", () => {
-  const back = helpOpener && helpOpener !== document.body && helpOpener.checkVisibility?.() ? helpOpener : $(SCREEN_FOCUS[state.screen] || "main");
+  const back =
+    helpOpener && helpOpener !== document.body && helpOpener.checkVisibility?.() ? helpOpener : $(SCREEN_FOCUS[state.screen] || "main");
   helpOpener = null;
   if (back) back.focus({ preventScroll: true });
 });
 $("btn-help").addEventListener("click", openHelp);
 $("btn-howto").addEventListener("click", openHelp);
-$("pref-hints").addEventListener("change", (e) => updatePrefs({ hints: e.target.checked, gamesFinished: 0, hintsSeen: e.target.checked ? [] : loadPrefs().hintsSeen }));
+$("pref-hints").addEventListener("change", (e) =>
+  updatePrefs({
+    hints: /** @type {HTMLInputElement} */ (e.target).checked,
+    gamesFinished: 0,
+    hintsSeen: /** @type {HTMLInputElement} */ (e.target).checked ? [] : loadPrefs().hintsSeen,
+  }),
+);
 
 function applyMute(muted) {
   setMuted(muted);
@@ -644,7 +662,7 @@ bindKeys({
     render();
   },
   toggleHistory: () => table.actions.toggleHistory(),
-  canContinue: () => (!$("round-over").hidden && !$("btn-continue").disabled) || coveredMe(state.tv),
+  canContinue: () => (!$("round-over").hidden && !button("btn-continue").disabled) || coveredMe(state.tv),
   continueRound,
 });
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Card elements. A card's colour and the position of its number follow its value,
 // as on the printed Rack-O cards: a rack in order shows a clean diagonal.
 
@@ -32,7 +33,11 @@ export function upright(card, size, extra = "") {
   return el(
     "div",
     // The corner number is drawn by CSS (`data-corner`): the card's text is its number once.
-    { class: `card upright ${extra}`, style: `--t:${fraction(card, size).toFixed(3)}`, "data-corner": card },
+    {
+      class: `card upright ${extra}`,
+      style: `--t:${fraction(card, size).toFixed(3)}`,
+      "data-corner": card,
+    },
     el("span", { class: "num" }, card),
   );
 }

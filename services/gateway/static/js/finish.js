@@ -1,3 +1,4 @@
+// @ts-check
 // Round over and match over: every rack revealed, points and totals, Continue; at the
 // end the winner, the commitment and the revealed seed, the match log to download
 // (GET /match/{table_id}.json) and an in-page check that the log verifies.
@@ -7,8 +8,7 @@ import { scoredLength, longestRun } from "./rules.js";
 import { replayUrl } from "./replay-link.js";
 import { seatName } from "./table.js";
 import { verifyLog } from "./verify.js";
-
-const $ = (id) => document.getElementById(id);
+import { $, button, link } from "./dom.js";
 
 export function matchLogUrl(tableId) {
   return `/match/${encodeURIComponent(tableId)}.json`;
@@ -68,7 +68,7 @@ export function renderRoundOver(tv, now) {
   $("round-title").textContent = title;
   $("round-reveal").replaceChildren(...revealRows(tv, round), teamsLine(tv) || "");
   const done = tv.continued && tv.continued[v.seat];
-  $("btn-continue").disabled = Boolean(done);
+  button("btn-continue").disabled = Boolean(done);
   tickRoundOver(tv, now);
 }
 
@@ -103,7 +103,12 @@ export function renderMatchOver(tv) {
     { class: "round-table", "aria-label": "Points per round" },
     el("tr", {}, el("th", {}, "Round"), ...v.scores.map((_, s) => el("th", {}, seatName(tv, s)))),
     ...v.rounds.map((r, i) =>
-      el("tr", {}, el("td", {}, `${i + 1}${r.winner === null || r.winner === undefined ? "" : ` · ${seatName(tv, r.winner)} out`}`), ...r.points.map((p) => el("td", {}, p))),
+      el(
+        "tr",
+        {},
+        el("td", {}, `${i + 1}${r.winner === null || r.winner === undefined ? "" : ` · ${seatName(tv, r.winner)} out`}`),
+        ...r.points.map((p) => el("td", {}, p)),
+      ),
     ),
     el("tr", {}, el("td", {}, el("b", {}, "Total")), ...v.scores.map((s) => el("td", {}, el("b", {}, s)))),
   );
@@ -111,10 +116,10 @@ export function renderMatchOver(tv) {
   $("match-reveal").replaceChildren(...racks, teamsLine(tv) || "", table);
   $("fair-commitment").textContent = v.commitment || "—";
   $("fair-seed").textContent = v.seed || "not revealed";
-  const download = $("btn-download");
+  const download = link("btn-download");
   download.href = matchLogUrl(tv.table_id);
   download.setAttribute("download", `rackem-${tv.code || tv.table_id}.json`);
-  $("btn-replay").href = replayUrl(tv);
+  link("btn-replay").href = replayUrl(tv);
   const result = $("verify-result");
   if (!result.dataset.table || result.dataset.table !== tv.table_id) {
     result.textContent = "";

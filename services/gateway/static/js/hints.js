@@ -1,3 +1,4 @@
+// @ts-check
 // Short hints in a player's first game, at the moments new players go wrong.
 // Each hint shows once; all of them stop after the first finished match, or when
 // the player turns hints off in the help screen.
@@ -18,8 +19,7 @@ export const HINTS = {
     `${touch() ? "Tap a slot" : "Click a slot (or press 1–0)"} to put your card there; the card in that slot ` +
     "goes to the discard pile. Cards never move between slots, so pick the slot with care.",
   discard: () => "A card taken from the discard pile must be placed in your rack — it cannot be thrown back.",
-  throw: () =>
-    `Don't want a card from the stock? Throw it${touch() ? "" : " (T)"} onto the discard pile and your rack stays as it is.`,
+  throw: () => `Don't want a card from the stock? Throw it${touch() ? "" : " (T)"} onto the discard pile and your rack stays as it is.`,
   run: (r) => `To go out you also need a run of ${r.run_to_go_out} consecutive numbers side by side, like 18, 19, 20.`,
 };
 

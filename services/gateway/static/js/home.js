@@ -1,29 +1,33 @@
+// @ts-check
 // The home screen: name, New Game / private table options, quick match, join by code.
 // Options are remembered in localStorage and only ever sent with a table request.
 
 import { DEFAULTS, RackError, makeRules } from "./rules.js";
 import { loadPrefs, updatePrefs } from "./store.js";
+import { $, dialog, input } from "./dom.js";
 
-const $ = (id) => document.getElementById(id);
 const BOOLS = ["bonus", "partners", "descending", "repair_token", "visible_center", "reshuffle_on_recycle"];
 const NUMS = ["target", "max_recycles", "turn_cap"];
 
 export function normalCode(text) {
-  return String(text || "").trim().toUpperCase().replace(/[^A-Z0-9]/g, "");
+  return String(text || "")
+    .trim()
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, "");
 }
 
 /** Fill the forms from saved preferences and the share link's ?code=. */
 export function initHome(handlers) {
   const prefs = loadPrefs();
-  const form = $("form-new");
-  $("name").value = prefs.name;
+  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
+  input("name").value = prefs.name;
   setRadio(form, "players", prefs.players);
   setRadio(form, "level", prefs.level);
   setRadio($("form-quick"), "quick_players", prefs.quickPlayers);
   writeRules(prefs.rules);
 
   const code = normalCode(new URLSearchParams(location.search).get("code"));
-  if (code) $("join-code").value = code.slice(0, 6);
+  if (code) input("join-code").value = code.slice(0, 6);
 
   form.addEventListener("change", () => {
     syncPartners();
@@ -33,11 +37,11 @@ export function initHome(handlers) {
     writeRules({});
     form.dispatchEvent(new Event("change"));
   });
-  $("name").addEventListener("change", () => updatePrefs({ name: $("name").value.trim() }));
+  $("name").addEventListener("change", () => updatePrefs({ name: input("name").value.trim() }));
   // Enter in the name field leads on to New game, or Join when a code is filled in.
   $("name-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    if (checkName()) $(normalCode($("join-code").value).length === 6 ? "btn-join" : "btn-new-game").focus();
+    if (checkName()) $(normalCode(input("join-code").value).length === 6 ? "btn-join" : "btn-new-game").focus();
   });
 
   const submit = (kind) => (event) => {
@@ -45,11 +49,11 @@ export function initHome(handlers) {
     const name = checkName();
     if (!name) return;
     if (kind === "quick") {
-      const players = Number(new FormData($("form-quick")).get("quick_players"));
+      const players = Number(new FormData(/** @type {HTMLFormElement} */ ($("form-quick"))).get("quick_players"));
       updatePrefs({ name, quickPlayers: players });
       handlers.quickMatch(name, players);
     } else if (kind === "join") {
-      const joinCode = normalCode($("join-code").value);
+      const joinCode = normalCode(input("join-code").value);
       if (joinCode.length !== 6) {
         handlers.error("A room code has 6 letters and digits.");
         $("join-code").focus();
@@ -63,7 +67,7 @@ export function initHome(handlers) {
         rules = readRules();
       } catch (exc) {
         handlers.error(exc instanceof RackError ? `Check the rules options: ${exc.message}.` : String(exc));
-        $("rules-options").open = true;
+        dialog("rules-options").open = true;
         return;
       }
       const data = new FormData(form);
@@ -79,7 +83,7 @@ export function initHome(handlers) {
   form.dispatchEvent(new Event("change"));
 
   function checkName() {
-    const name = $("name").value.trim();
+    const name = input("name").value.trim();
     if (!name || name.length > 20 || /[\u0000-\u001f\u007f]/.test(name)) {
       handlers.error("Type your name first (1 to 20 characters).");
       $("name").focus();
@@ -99,14 +103,14 @@ function withoutPlayers(rules) {
 }
 
 function syncPartners() {
-  const form = $("form-new");
+  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
   const four = new FormData(form).get("players") === "4";
   form.elements.partners.disabled = !four;
   if (!four) form.elements.partners.checked = false;
 }
 
 function writeRules(rules) {
-  const form = $("form-new");
+  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
   for (const key of BOOLS) form.elements[key].checked = Boolean(rules[key]);
   for (const key of NUMS) form.elements[key].value = rules[key] ?? DEFAULTS[key];
   form.elements.run_to_go_out.value = rules.run_to_go_out === undefined || rules.run_to_go_out === null ? "" : String(rules.run_to_go_out);
@@ -116,7 +120,7 @@ function writeRules(rules) {
 
 /** The options that differ from the standard rules, as the protocol's `rules` object. */
 function readRulesLoose() {
-  const form = $("form-new");
+  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
   const data = new FormData(form);
   const rules = { players: Number(data.get("players")) };
   for (const key of BOOLS) if (form.elements[key].checked && !form.elements[key].disabled) rules[key] = true;

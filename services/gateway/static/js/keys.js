@@ -1,3 +1,4 @@
+// @ts-check
 // The keyboard scheme: S stock, D discard, 1–0 slots 5–50, T throw, R then a digit
 // repair, H history, Enter continue, M mute, ? help, Escape cancel.
 
@@ -5,7 +6,7 @@ export function bindKeys(actions) {
   let repairArmed = false;
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const target = event.target;
+    const target = /** @type {HTMLInputElement | null} */ (event.target);
     const typing = target && (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
     if (typing && target.type !== "checkbox" && target.type !== "radio") return;
     if (document.querySelector("dialog[open]")) return; // the help dialog handles its own keys

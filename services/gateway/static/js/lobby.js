@@ -1,9 +1,9 @@
+// @ts-check
 // The waiting room: the code and share link, who has joined, Start for the creator,
 // and the fill countdown of a quick-match table.
 
 import { el } from "./cards.js";
-
-const $ = (id) => document.getElementById(id);
+import { $, input } from "./dom.js";
 
 export function shareLink(code) {
   return `${location.origin}/?code=${encodeURIComponent(code)}`;
@@ -32,7 +32,7 @@ export function renderLobby(lobby) {
   $("lobby-code").textContent = lobby.code;
   $("lobby-code-box").hidden = isPublic;
   $("lobby-share").hidden = isPublic;
-  $("lobby-link").value = shareLink(lobby.code);
+  input("lobby-link").value = shareLink(lobby.code);
   const seats = $("lobby-seats");
   seats.replaceChildren(
     ...lobby.seats.map((s) => {

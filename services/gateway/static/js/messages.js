@@ -1,3 +1,4 @@
+// @ts-check
 // Readable text for the protocol's error codes (docs/protocol.md, "Errors").
 
 const TEXT = {

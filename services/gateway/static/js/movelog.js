@@ -1,3 +1,4 @@
+// @ts-check
 // Sentences for the recent-moves list, from each view's `last_move` and what the
 // view before it showed (the discard pile's top tells which card moved).
 

@@ -1,3 +1,4 @@
+// @ts-check
 // One WebSocket to the gateway (docs/protocol.md), kept open until `close()`: hello
 // first, then the caller's messages; on a drop it reconnects with exponential backoff
 // and jitter, and `onOpen` lets the caller resume its seat with the token.
@@ -51,7 +52,7 @@ export class Connection {
         this.onStatus({ state: "open" });
         this.onOpen();
         const queued = this.queue.splice(0);
-        queued.forEach((m) => this.send(m));
+        for (const m of queued) this.send(m);
         clearInterval(this.pinger);
         this.pinger = setInterval(() => this.send({ type: "ping", t: Date.now() }), PING_MS);
         return;

@@ -1,9 +1,10 @@
+// @ts-check
 // Play again (docs/protocol.md, "Rematch"): after a finished match the button asks the
 // server for a rematch with the same people; the others see the offer here, on their
 // match-over screen, and accept with the same button. Whoever answers is seated at the
 // new table (the usual `seated`, `lobby` and views follow).
 
-const $ = (id) => document.getElementById(id);
+import { $ } from "./dom.js";
 
 let offer = null;
 let timer = 0;

@@ -1,3 +1,4 @@
+// @ts-check
 // The link from the match-over screen to the replay viewer: /replay/{table_id}, with
 // the seats' names in the fragment (#seats=Ann,Bot%20Kit). The match log has no
 // names; the fragment never reaches the server, and the viewer shows the names as

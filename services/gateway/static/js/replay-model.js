@@ -1,3 +1,4 @@
+// @ts-check
 // A finished match as the replay viewer steps through it: the log is checked by the
 // in-page verifier (js/verify.js) first, then replayed once more through the rules
 // port (js/rules.js), keeping a snapshot of the whole table after every deal and
@@ -96,12 +97,18 @@ export async function buildReplay(log) {
   const m = await matchFromLog(log);
   const rules = m.rules;
   const moves = log.moves.map((data) => ({ ...parseMove(data), by: data.by ?? null }));
+  /** @type {any[]} */
   const frames = [{ kind: "deal", moveNo: 0, text: "Round 1 dealt", ...snapshot(m) }];
   for (let index = 0; index < moves.length; index++) {
     const move = moves[index];
     if (m.phase === "round_over") {
       await m.deal(m.roundNo + 1);
-      frames.push({ kind: "deal", moveNo: index, text: `Round ${m.roundNo} dealt`, ...snapshot(m) });
+      frames.push({
+        kind: "deal",
+        moveNo: index,
+        text: `Round ${m.roundNo} dealt`,
+        ...snapshot(m),
+      });
     }
     const before = frames[frames.length - 1];
     await m.apply(move);

@@ -1,3 +1,4 @@
+// @ts-check
 // The replay viewer (replay.html): a finished match, from GET /match/{table_id}.json
 // for /replay/{table_id} or from a downloaded rackem-match/1 file (picker or drop),
 // verified in the page and then stepped through deal by deal and move by move.
@@ -7,7 +8,7 @@ import { deckSize, scoredLength, sideOf, sides } from "./rules.js";
 import { MAX_LOG_BYTES, ReplayRefused, buildReplay, parseLogText, whoDecided, winnerText } from "./replay-model.js";
 import { replayNames } from "./replay-link.js";
 
-const $ = (id) => document.getElementById(id);
+import { $, button, input } from "./dom.js";
 const BADGE = { human: "", bot: "bot", cover: "cover" };
 
 const state = { replay: null, step: 0, names: [], timer: null };
@@ -66,10 +67,9 @@ async function show(log, source) {
     : replay.seeded
       ? `all ${deals} follow from the seed (the log has no commitment to check it against)`
       : `the log stacks its ${deals} (no seed: a test log)`;
-  $("replay-status").textContent =
-    `✓ Verified: ${how}, all ${moves} move${moves === 1 ? "" : "s"} are legal and the scores add up.`;
+  $("replay-status").textContent = `✓ Verified: ${how}, all ${moves} move${moves === 1 ? "" : "s"} are legal and the scores add up.`;
   $("replay-status").className = "replay-status ok";
-  $("slider").max = String(replay.frames.length - 1);
+  input("slider").max = String(replay.frames.length - 1);
   $("replay-rules").textContent = rulesText(replay.rules);
   $("replay-fair").hidden = !replay.seeded;
   $("replay-commitment").textContent = log.commitment || "none in the log";
@@ -194,7 +194,10 @@ function rackRow(frame, seat, size, rules) {
     ),
     el(
       "ol",
-      { class: "rack-cards", "aria-label": `${name(seat)}'s rack, slot 5 to 50: ${rack.join(", ")}` },
+      {
+        class: "rack-cards",
+        "aria-label": `${name(seat)}'s rack, slot 5 to 50: ${rack.join(", ")}`,
+      },
       ...cards,
     ),
   );
@@ -220,7 +223,9 @@ function scoresTable(frame, rules) {
   const table = el("table", { class: "round-table", "aria-label": "Points per round and totals" }, header, ...rows, totals);
   if (!rules.partners) return [table];
   const teams = new Array(sides(rules)).fill(0);
-  frame.scores.forEach((s, seat) => (teams[sideOf(rules, seat)] += s));
+  frame.scores.forEach((s, seat) => {
+    teams[sideOf(rules, seat)] += s;
+  });
   return [table, el("p", { class: "note" }, `Team A: ${teams[0]} · Team B: ${teams[1]}`)];
 }
 
@@ -232,7 +237,13 @@ function render(frame) {
     $("step-text").replaceChildren(`${name(frame.dealer)} dealt; ${name(frame.turn)} plays first.`);
   } else {
     $("step-title").textContent = `Move ${frame.moveNo} of ${moves.length} · round ${frame.round}`;
-    $("step-text").replaceChildren(el("b", {}, name(frame.seat)), " ", frame.by ? badge(frame.by) : "", " ", frame.text.endsWith("!") ? frame.text : `${frame.text}.`);
+    $("step-text").replaceChildren(
+      el("b", {}, name(frame.seat)),
+      " ",
+      frame.by ? badge(frame.by) : "",
+      " ",
+      frame.text.endsWith("!") ? frame.text : `${frame.text}.`,
+    );
   }
   const endings = [];
   if (frame.ended) {
@@ -251,7 +262,9 @@ function render(frame) {
   $("racks").replaceChildren(...frame.racks.map((_, seat) => rackRow(frame, seat, size, rules)));
   $("stock-count").textContent = `${frame.stock} card${frame.stock === 1 ? "" : "s"}`;
   $("held").replaceChildren(
-    frame.held === null ? "—" : el("span", {}, chip(frame.held, size), ` from the ${frame.heldFrom === "discard" ? "discard pile" : "stock"}`),
+    frame.held === null
+      ? "—"
+      : el("span", {}, chip(frame.held, size), ` from the ${frame.heldFrom === "discard" ? "discard pile" : "stock"}`),
   );
   const top = frame.discard[frame.discard.length - 1];
   $("discard-top").replaceChildren(top === undefined ? "empty" : chip(top, size), ` (${frame.discard.length})`);
@@ -267,17 +280,17 @@ function setStep(index) {
   const step = Math.max(0, Math.min(frames.length - 1, index));
   state.step = step;
   const frame = frames[step];
-  const slider = $("slider");
+  const slider = input("slider");
   slider.value = String(step);
   const where = frame.kind === "deal" ? `round ${frame.round} dealt` : `move ${frame.moveNo} of ${state.replay.moves.length}`;
   slider.setAttribute("aria-valuetext", `Step ${step} of ${frames.length - 1}: ${where}`);
   $("step-count").textContent = `${step} of ${frames.length - 1}`;
   $("viewer").dataset.step = String(step);
   $("viewer").dataset.moves = String(frame.moveNo);
-  $("btn-first").disabled = step === 0;
-  $("btn-prev").disabled = step === 0;
-  $("btn-next").disabled = step === frames.length - 1;
-  $("btn-last").disabled = step === frames.length - 1;
+  button("btn-first").disabled = step === 0;
+  button("btn-prev").disabled = step === 0;
+  button("btn-next").disabled = step === frames.length - 1;
+  button("btn-last").disabled = step === frames.length - 1;
   render(frame);
   if (step === frames.length - 1) stop();
 }
@@ -295,7 +308,7 @@ function play() {
   if (!state.replay) return;
   if (state.step === state.replay.frames.length - 1) setStep(0);
   stop();
-  state.timer = setInterval(() => setStep(state.step + 1), Number($("speed").value));
+  state.timer = setInterval(() => setStep(state.step + 1), Number(input("speed").value));
   const button = $("btn-play");
   $("step-live").setAttribute("aria-live", "off"); // no stream of announcements while it plays
   button.setAttribute("aria-pressed", "true");
@@ -331,15 +344,30 @@ function onKey(event) {
 }
 
 function wire() {
-  $("btn-first").addEventListener("click", () => (stop(), setStep(0)));
-  $("btn-prev").addEventListener("click", () => (stop(), setStep(state.step - 1)));
-  $("btn-next").addEventListener("click", () => (stop(), setStep(state.step + 1)));
-  $("btn-last").addEventListener("click", () => (stop(), setStep(state.replay.frames.length - 1)));
+  $("btn-first").addEventListener("click", () => {
+    stop();
+    setStep(0);
+  });
+  $("btn-prev").addEventListener("click", () => {
+    stop();
+    setStep(state.step - 1);
+  });
+  $("btn-next").addEventListener("click", () => {
+    stop();
+    setStep(state.step + 1);
+  });
+  $("btn-last").addEventListener("click", () => {
+    stop();
+    setStep(state.replay.frames.length - 1);
+  });
   $("btn-play").addEventListener("click", toggle);
   $("speed").addEventListener("change", () => state.timer !== null && play());
-  $("slider").addEventListener("input", () => (stop(), setStep(Number($("slider").value))));
+  $("slider").addEventListener("input", () => {
+    stop();
+    setStep(Number(input("slider").value));
+  });
   document.addEventListener("keydown", onKey);
-  $("file-input").addEventListener("change", () => loadFile($("file-input").files[0]));
+  $("file-input").addEventListener("change", () => loadFile(input("file-input").files[0]));
   const zone = $("drop-zone");
   const hasFiles = (event) => Array.from(event.dataTransfer?.types || []).includes("Files");
   document.addEventListener("dragover", (event) => {

@@ -1,3 +1,4 @@
+// @ts-check
 // The rackem/v1 randomness (docs/rules.md, "Randomness"), a port of rackcore/_rng.py.
 // Every chance in a match comes from one 32-byte seed; this re-derives it in the page.
 

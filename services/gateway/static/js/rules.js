@@ -1,3 +1,4 @@
+// @ts-check
 // A small port of rackcore (docs/rules.md) for checking a finished match in the page:
 // rules options, move shapes, scoring, and a Match that replays moves.
 
@@ -116,7 +117,9 @@ export function parseMove(data) {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw malformed("a move must be a JSON object");
   }
-  const unknown = Object.keys(data).filter((k) => !MOVE_KEYS.includes(k)).sort();
+  const unknown = Object.keys(data)
+    .filter((k) => !MOVE_KEYS.includes(k))
+    .sort();
   if (unknown.length) throw malformed(`unknown move field: ${unknown[0]}`);
   if (!("seat" in data) || !("act" in data)) throw malformed("a move needs seat and act");
   const move = {
@@ -150,6 +153,22 @@ export function parseMove(data) {
 
 /** A match replayed from a seed (Uint8Array) or stacked decks. Use `await Match.create(...)`. */
 export class Match {
+  constructor() {
+    /** @type {any} the match's rules (docs/protocol.md, "Rules") */
+    this.rules = null;
+    /** @type {number} */
+    this.firstDealer = 0;
+    /** @type {Uint8Array | null} */
+    this.seed = null;
+    /** @type {number[][] | null} */
+    this.decks = null;
+    /** @type {number[]} */
+    this.scores = [];
+    /** @type {any[]} */
+    this.rounds = [];
+    this.moves = 0;
+  }
+
   static async create(rules, { seed = null, decks = null, dealer = null } = {}) {
     const m = new Match();
     m.rules = rules;
@@ -304,11 +323,11 @@ export class Match {
   endRound(winner) {
     const r = this.rules;
     const points = this.racks.map((rack, seat) =>
-      seat === winner
-        ? 75 + (r.bonus ? bonusForRun(longestRun(rack, r.descending)) : 0)
-        : rackPoints(rack, r.descending),
+      seat === winner ? 75 + (r.bonus ? bonusForRun(longestRun(rack, r.descending)) : 0) : rackPoints(rack, r.descending),
     );
-    points.forEach((p, seat) => (this.scores[seat] += p));
+    points.forEach((p, seat) => {
+      this.scores[seat] += p;
+    });
     this.rounds.push({ winner, points });
     this.held = null;
     this.heldFrom = null;
@@ -320,14 +339,16 @@ export class Match {
 
   sideTotals() {
     const totals = new Array(sides(this.rules)).fill(0);
-    this.scores.forEach((s, seat) => (totals[sideOf(this.rules, seat)] += s));
+    this.scores.forEach((s, seat) => {
+      totals[sideOf(this.rules, seat)] += s;
+    });
     return totals;
   }
 
   matchWinner(wentOut) {
     const r = this.rules;
     const totals = this.sideTotals();
-    const contenders = totals.map((t, s) => s).filter((s) => totals[s] >= r.target);
+    const contenders = totals.map((_t, s) => s).filter((s) => totals[s] >= r.target);
     if (!contenders.length) return null;
     const top = Math.max(...contenders.map((s) => totals[s]));
     const tied = contenders.filter((s) => totals[s] === top);

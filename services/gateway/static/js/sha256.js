@@ -1,7 +1,9 @@
+// @ts-check
 // SHA-256 for the rackem/v1 randomness. crypto.subtle when the page is a secure
 // context (https, or http on localhost); a small pure-JS fallback otherwise
 // (crypto.subtle is missing on plain http to another host, e.g. a LAN address).
 
+// biome-ignore format: the round constants, eight a line as in FIPS 180-4
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
   0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -15,9 +17,7 @@ const K = new Uint32Array([
 
 /** SHA-256 of `bytes` (a Uint8Array) in plain JavaScript. */
 export function sha256Sync(bytes) {
-  const h = new Uint32Array([
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-  ]);
+  const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
   const len = bytes.length;
   const padded = new Uint8Array(Math.ceil((len + 9) / 64) * 64);
   padded.set(bytes);
@@ -38,7 +38,14 @@ export function sha256Sync(bytes) {
     for (let i = 0; i < 64; i++) {
       const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i]) >>> 0;
       const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
-      hh = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = b; b = a; a = (t1 + t2) >>> 0;
+      hh = g;
+      g = f;
+      f = e;
+      e = (d + t1) >>> 0;
+      d = c;
+      c = b;
+      b = a;
+      a = (t1 + t2) >>> 0;
     }
     const next = [a, b, c, d, e, f, g, hh];
     for (let i = 0; i < 8; i++) h[i] = (h[i] + next[i]) >>> 0;

@@ -1,3 +1,4 @@
+// @ts-check
 // Short synthesized sounds (Web Audio, no audio files) and the mute switch.
 
 let ctx = null;
@@ -58,7 +59,7 @@ export function play(name) {
   const parts = SOUNDS[name];
   if (!ac || !parts) return;
   try {
-    parts.forEach((p) => note(ac, p));
+    for (const p of parts) note(ac, p);
   } catch {
     /* a browser without full Web Audio: stay silent */
   }

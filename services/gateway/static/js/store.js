@@ -1,3 +1,4 @@
+// @ts-check
 // What the page keeps in the browser. Preferences (name, options, sound, hints) live
 // in localStorage; the seat token lives in sessionStorage, so each tab holds its own
 // seat and a reload resumes it. A copy of the last seat in localStorage lets a new

@@ -1,3 +1,4 @@
+// @ts-check
 // The card table: your rack, the other players, stock, discard pile, the held card,
 // whose turn and the clock, scores and recent moves. It draws a `view` message and
 // turns clicks, taps and drags into moves; only the moves in the view's `legal`
@@ -6,7 +7,7 @@
 import { chip, el, mark, setRackCard, upright } from "./cards.js";
 import { scoredLength } from "./rules.js";
 
-const $ = (id) => document.getElementById(id);
+import { $, button } from "./dom.js";
 
 export function legalSets(tv, pending) {
   const legal = pending ? [] : tv.legal || [];
@@ -31,7 +32,12 @@ export function clockText(ms) {
 }
 
 function badge(cls, long, short, title) {
-  return el("span", { class: `badge ${cls}`, title }, el("span", { class: "long" }, long), el("span", { class: "short", "aria-hidden": "true" }, short));
+  return el(
+    "span",
+    { class: `badge ${cls}`, title },
+    el("span", { class: "long" }, long),
+    el("span", { class: "short", "aria-hidden": "true" }, short),
+  );
 }
 
 function kindBadge(s) {
@@ -140,9 +146,7 @@ export class TableScreen {
       text = `${who}'s turn${s && s.kind !== "human" ? " (computer)" : ""}`;
     }
     $("turn-text").textContent = `${text}`;
-    const score = v.rules.partners
-      ? v.scores.filter((_, s) => s % 2 === v.seat % 2).reduce((a, b) => a + b, 0)
-      : v.scores[v.seat];
+    const score = v.rules.partners ? v.scores.filter((_, s) => s % 2 === v.seat % 2).reduce((a, b) => a + b, 0) : v.scores[v.seat];
     $("my-score").textContent = `${v.rules.partners ? "Your team" : "You"}: ${score}`;
   }
 
@@ -204,13 +208,11 @@ export class TableScreen {
 
   renderPiles(tv, size, legal, ui) {
     const v = tv.view;
-    const stock = $("stock");
+    const stock = button("stock");
     stock.classList.toggle("can-draw", legal.stock);
     stock.disabled = !legal.stock;
     stock.replaceChildren(
-      v.stock_count > 0
-        ? upright(null, size, "stack-shadow")
-        : el("div", { class: "empty-pile" }, "empty"),
+      v.stock_count > 0 ? upright(null, size, "stack-shadow") : el("div", { class: "empty-pile" }, "empty"),
       el("span", { class: "pile-count", id: "stock-count" }, v.stock_count),
     );
     stock.setAttribute(
@@ -219,7 +221,7 @@ export class TableScreen {
     );
 
     const top = v.discard.length ? v.discard[v.discard.length - 1] : null;
-    const discard = $("discard");
+    const discard = button("discard");
     discard.classList.toggle("can-draw", legal.discard);
     discard.disabled = !legal.discard;
     discard.replaceChildren(top === null ? el("div", { class: "empty-pile" }, "empty") : upright(top, size));
@@ -246,16 +248,18 @@ export class TableScreen {
       held.replaceChildren(el("div", { class: "empty-pile" }, "draw a card"));
       $("held-label").textContent = "Your card";
     }
-    $("btn-throw").disabled = !legal.throw;
+    button("btn-throw").disabled = !legal.throw;
     $("btn-throw").hidden = Boolean(mineHeld) && v.held_from === "discard";
-    const repair = $("btn-repair");
+    const repair = button("btn-repair");
     repair.hidden = !v.rules.repair_token;
     repair.disabled = !legal.repair.size;
     repair.setAttribute("aria-pressed", ui.repairMode ? "true" : "false");
     repair.textContent = "";
     repair.append(ui.repairMode ? "Cancel repair " : "Repair ", el("kbd", {}, "R"));
     if (v.rules.repair_token) {
-      repair.title = v.repair_tokens[v.seat] ? "Your repair token: swap two neighbouring cards once this round" : "Repair token used this round";
+      repair.title = v.repair_tokens[v.seat]
+        ? "Your repair token: swap two neighbouring cards once this round"
+        : "Repair token used this round";
     }
     $("stay-in-box").hidden = !(v.rules.bonus && mineHeld);
 
@@ -304,13 +308,17 @@ export class TableScreen {
           "section",
           {
             class: `opp ${turn ? "turn" : ""}`,
-            "aria-label": `${seatName(tv, seat)}, ${v.scores[seat]} points${turn ? ", their turn" : ""}` +
+            "aria-label":
+              `${seatName(tv, seat)}, ${v.scores[seat]} points${turn ? ", their turn" : ""}` +
               (visible ? `, ${visible} card${visible > 1 ? "s" : ""} known` : ""),
           },
           el(
             "div",
             { class: "opp-name" },
-            el("span", { class: `dot ${s.connected || s.kind !== "human" ? "" : "off"}`, "aria-hidden": "true" }),
+            el("span", {
+              class: `dot ${s.connected || s.kind !== "human" ? "" : "off"}`,
+              "aria-hidden": "true",
+            }),
             el("span", { class: "nm" }, seatName(tv, seat)),
             kindBadge(s),
           ),
@@ -363,4 +371,3 @@ export class TableScreen {
     $("movelog").replaceChildren(...lines.slice(0, 6).map((line) => el("li", {}, line)));
   }
 }
-

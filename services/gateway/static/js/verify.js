@@ -1,3 +1,4 @@
+// @ts-check
 // Checking a rackem-match/1 log in the page (docs/rules.md, "Match log"): the seed
 // against the commitment, every deal re-derived from the seed, every move replayed
 // through the rules, and the claimed result recomputed.
@@ -17,7 +18,9 @@ function bad(message) {
 export async function matchFromLog(log) {
   if (log === null || typeof log !== "object" || Array.isArray(log)) throw bad("a match log is a JSON object");
   if (log.format !== FORMAT) throw bad(`not a ${FORMAT} log (the "format" field)`);
-  const unknown = Object.keys(log).filter((k) => !KEYS.includes(k)).sort();
+  const unknown = Object.keys(log)
+    .filter((k) => !KEYS.includes(k))
+    .sort();
   if (unknown.length) throw bad(`unknown log field: ${unknown[0]}`);
   let rules;
   try {
@@ -42,6 +45,13 @@ export async function matchFromLog(log) {
   throw bad("the log has neither a seed nor stacked decks");
 }
 
+/**
+ * What a log's replay says: valid, or the first wrong move (`move_index` null: the log as a whole).
+ * @typedef {{ valid: boolean, finished?: boolean, error?: { move_index: number | null, reason: string },
+ *   scores?: number[], rounds?: any[], winner?: number | null }} Report
+ */
+
+/** @returns {Report} */
 const invalid = (index, reason) => ({ valid: false, error: { move_index: index, reason } });
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -50,6 +60,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
  * {valid: true, finished, scores, rounds, winner} or {valid: false, error: {move_index, reason}};
  * rejects with RackError("bad_log") for something that is not a log at all.
  */
+/** @returns {Promise<Report>} */
 export async function verifyLog(log) {
   const match = await matchFromLog(log);
   if ("seed" in log && "commitment" in log) {

@@ -1,3 +1,4 @@
+// @ts-check
 // Watching a table as a spectator (docs/protocol.md, "Spectators"): the Watch form on
 // the home screen, the watch link /?watch=CODE, the waiting room's watch link for a
 // table open to spectators, and the spectator's table: every rack face down with what
@@ -6,7 +7,7 @@
 
 import { normalCode } from "./home.js";
 
-const $ = (id) => document.getElementById(id);
+import { $, input } from "./dom.js";
 const KEY = "rackem.watch";
 
 export function watchLink(code) {
@@ -52,12 +53,12 @@ export function stopWatching() {
 export function initWatch(handlers) {
   const fromLink = normalCode(new URLSearchParams(location.search).get("watch"));
   if (fromLink.length === 6) {
-    $("watch-code").value = fromLink;
+    input("watch-code").value = fromLink;
     remember(fromLink);
   }
   $("form-watch").addEventListener("submit", (event) => {
     event.preventDefault();
-    const code = normalCode($("watch-code").value);
+    const code = normalCode(input("watch-code").value);
     if (code.length !== 6) {
       handlers.error("A room code has 6 letters and digits.");
       $("watch-code").focus();
@@ -67,12 +68,12 @@ export function initWatch(handlers) {
     handlers.watch(code);
   });
   $("btn-copy-watch").addEventListener("click", async () => {
-    const link = $("lobby-watch-link").value;
+    const link = input("lobby-watch-link").value;
     try {
       await navigator.clipboard.writeText(link);
       handlers.info("Watch link copied: anyone with it can watch this table.");
     } catch {
-      $("lobby-watch-link").select();
+      input("lobby-watch-link").select();
       handlers.info("Select the link and copy it.");
     }
   });
@@ -82,7 +83,7 @@ export function initWatch(handlers) {
 export function renderWatchLobby(lobby) {
   const open = lobby.spectators === "public";
   $("lobby-watch").hidden = !open;
-  if (open) $("lobby-watch-link").value = watchLink(lobby.code);
+  if (open) input("lobby-watch-link").value = watchLink(lobby.code);
   if (lobby.you < 0) {
     $("btn-start").hidden = true;
     $("lobby-note").textContent = "You are watching: the cards appear as soon as the host starts the match.";
@@ -97,7 +98,7 @@ export function renderWatchTable(tv) {
   if (watching) $("turn-text").title = "You are watching this table";
   const count = tv.watchers || 0;
   const info = $("table-info");
-  let badge = info.querySelector(".watchers");
+  let badge = /** @type {HTMLElement | null} */ (info.querySelector(".watchers"));
   if (!count) {
     if (badge) badge.remove();
     return;
@@ -113,5 +114,5 @@ export function renderWatchTable(tv) {
 
 /** Whether the spectators option of a new table is on. */
 export function spectatorsOption() {
-  return $("opt-spectators").checked ? "public" : "off";
+  return input("opt-spectators").checked ? "public" : "off";
 }
