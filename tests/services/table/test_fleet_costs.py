@@ -113,8 +113,8 @@ async def late_store(
 
 
 async def test_a_finished_match_is_recorded_once_though_a_fast_sweep_finds_it_listed(
+    late_store: _LateForget,  # first: set up before the servers, so closed after they stop
     start_table_server: ServerFactory,
-    late_store: _LateForget,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="rackem.table")
