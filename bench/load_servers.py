@@ -109,8 +109,10 @@ def _start_up(settings: dict[str, str]) -> Servers:
     port, metrics_port = free_port(), free_port()
     environ = {**os.environ, "METRICS_PORT": str(metrics_port), **settings}
     environ.pop("REDIS_URL", None)
+    data = tempfile.mkdtemp(prefix="rackem-bench-")  # no records of earlier runs
+    command = [sys.executable, "-m", "rackem.cli", "up", "--port", str(port), "--no-browser"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "rackem.cli", "up", "--port", str(port), "--no-browser"],
+        [*command, "--data", data],
         cwd=ROOT,
         env=environ,
         stdout=subprocess.DEVNULL,

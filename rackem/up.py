@@ -7,6 +7,11 @@ on ``--host``/``--port``. The gateway reaches the table replica (its link) and t
 matchmaker (its calls), and the matchmaker the table replica (CreateTable), in process,
 without a socket. Ctrl-C or SIGTERM stops them in reverse order. Every other
 setting of every service comes from its environment variables, as under ``rackem serve``.
+
+Without Redis, what is done (finished tables, started tables' matchmaker records) is
+kept in SQLite files under ``--data DIR`` (default ``$XDG_DATA_HOME/rackem``, else
+``~/.local/share/rackem``), out of memory and across restarts: a match record is
+served after ``rackem up`` restarts on the same directory.
 """
 
 from __future__ import annotations
@@ -42,15 +47,31 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="use Redis at URL (default: REDIS_URL, else in-process stores)",
     )
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="DIR",
+        help="without Redis, keep finished matches in DIR (default: $XDG_DATA_HOME/rackem)",
+    )
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.set_defaults(func=run)
+
+
+def default_data_dir(env: Mapping[str, str] | None = None) -> str:
+    """``$XDG_DATA_HOME/rackem``, else ``~/.local/share/rackem`` (the XDG base directories)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "rackem")
 
 
 def run(args: argparse.Namespace) -> int:
     from services.common import logs, loop
 
     logs.configure("up", os.environ.get("LOG_LEVEL", "WARNING"))
-    return loop.run(up(args.host, args.port, args.redis, browser=not args.no_browser))
+    data_dir = "" if args.redis else (args.data or default_data_dir())
+    return loop.run(
+        up(args.host, args.port, args.redis, browser=not args.no_browser, data_dir=data_dir)
+    )
 
 
 def _local_admission(env: Mapping[str, str]) -> dict[str, int]:
@@ -137,11 +158,16 @@ class System:
 
 
 async def start(
-    host: str, port: int, redis_url: str | None, env: Mapping[str, str] | None = None
+    host: str,
+    port: int,
+    redis_url: str | None,
+    env: Mapping[str, str] | None = None,
+    data_dir: str = "",
 ) -> System:
     """Start bot, table, matchmaker, then the gateway on ``host:port`` (0: any free port).
 
-    Each service's other settings come from ``env`` (default: the environment).
+    Each service's other settings come from ``env`` (default: the environment). Without
+    Redis, finished matches are kept under ``data_dir`` (empty: in an in-memory database).
     """
     from services.bot import server as bot
     from services.bot.settings import BotSettings
@@ -162,7 +188,13 @@ async def start(
         bots = await bot.create_server(from_env(BotSettings, env, host=LOCAL, port=0))
         services.append(("bot", _Graceful(bots)))
         table_settings = from_env(
-            TableSettings, env, host=LOCAL, port=0, redis_url=redis_url, bot_addr=bots.addr
+            TableSettings,
+            env,
+            host=LOCAL,
+            port=0,
+            redis_url=redis_url,
+            bot_addr=bots.addr,
+            data_dir=data_dir,
         )
         tables = await table.create_server(table_settings, registry=registry, in_process=links)
         services.append(("table", _Graceful(tables)))
@@ -173,6 +205,7 @@ async def start(
             port=0,
             redis_url=redis_url or "",
             table_addr=tables.addr,
+            data_dir=data_dir,
         )
         mm = await matchmaker.create_server(
             mm_settings, registry=registry, local_tables={tables.addr: tables.service.create}
@@ -198,7 +231,9 @@ async def start(
     return System(services, _url(host, gw.port), gw.port, gw.metrics_port)
 
 
-async def up(host: str, port: int, redis_url: str | None, *, browser: bool = False) -> int:
+async def up(
+    host: str, port: int, redis_url: str | None, *, browser: bool = False, data_dir: str = ""
+) -> int:
     """Start the system, print its URL, serve until SIGTERM/SIGINT, then stop it."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -206,7 +241,7 @@ async def up(host: str, port: int, redis_url: str | None, *, browser: bool = Fal
         loop.add_signal_handler(sig, stop.set)
     try:
         _check_free(host, port)  # before starting anything else
-        system = await start(host, port, redis_url)
+        system = await start(host, port, redis_url, data_dir=data_dir)
     except OSError as exc:
         print(f"rackem up: cannot start: {exc.strerror or exc}", file=sys.stderr)
         return 1

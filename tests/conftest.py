@@ -52,6 +52,19 @@ for _name, _value in podman_environment(os.environ).items():
     os.environ.setdefault(_name, _value)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``rackem up`` keeps finished matches under ``$XDG_DATA_HOME/rackem``: in tests (and
+    every ``rackem up`` they start) a temporary directory, never the user's own."""
+    saved = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data-home"))
+    yield
+    if saved is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = saved
+
+
 @pytest.fixture
 def podman_environment_rule() -> Callable[..., dict[str, str]]:
     """``podman_environment`` itself, for its tests (conftest modules are not imported)."""

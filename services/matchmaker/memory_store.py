@@ -3,14 +3,23 @@
 Each method mirrors one Lua script of ``lua.py`` step by step, on the same field layout
 (``records.py``). Methods never await in the middle of a change, so under asyncio each
 is atomic. Keys expire like their Redis counterparts, by the wall clock.
+
+Only tables still waiting or starting stay in the dicts. A started or closed table's
+record, its code and its seat tokens no longer change (they are read: a seat resumed by
+token, a rematch), so every sweep moves them into an ``Archive``
+(services/common/archive.py; a file under ``rackem up``'s data directory) with their
+expiries; a key not found in memory is looked up there and, if found, brought back
+until the next sweep. Memory then holds the tables being filled, not every match played.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
+from services.common.archive import Archive
 from services.common.errors import ServiceError
 from services.matchmaker.records import (
     NewTable,
@@ -25,6 +34,7 @@ from services.matchmaker.store import ReleaseMode
 __all__ = ["MemoryStore"]
 
 _SWEEP_EVERY_MS = 10_000
+_DONE = ("started", "closed")  # a record in either status no longer changes
 
 
 def _wall_ms() -> int:
@@ -32,8 +42,9 @@ def _wall_ms() -> int:
 
 
 class MemoryStore:
-    def __init__(self, clock: Callable[[], int] = _wall_ms) -> None:
+    def __init__(self, clock: Callable[[], int] = _wall_ms, archive: Archive | None = None) -> None:
         self._clock = clock
+        self._archive = archive if archive is not None else Archive(clock=clock)
         self._tables: dict[str, dict[str, str]] = {}
         self._queues: dict[str, dict[str, int]] = {}  # players → table id → created
         self._due: dict[str, int] = {}  # table id → when
@@ -58,7 +69,50 @@ class MemoryStore:
         if expires is not None and expires <= self._clock():
             self._space(kind).pop(key, None)
             del self._expiry[(kind, key)]
-        return key in self._space(kind)
+            self._archive.delete(kind, key)
+        return key in self._space(kind) or self._unarchive(kind, key)
+
+    def _unarchive(self, kind: str, key: str) -> bool:
+        """Bring ``kind:key`` back from the archive, if it is there (until the next sweep)."""
+        found = self._archive.get(kind, key) if kind in ("t", "tok", "code") else None
+        if found is None:
+            return False
+        value, expires = found
+        if kind == "t":
+            self._tables[key] = json.loads(value)
+        else:
+            self._space_of_text(kind)[key] = value
+        if expires is not None:
+            self._expiry[(kind, key)] = expires
+        return True
+
+    def _space_of_text(self, kind: str) -> dict[str, str]:
+        return self._codes if kind == "code" else self._tokens
+
+    def archive_done(self) -> int:
+        """Move every started or closed table (record, code, seat tokens) to the archive;
+        how many tables moved."""
+        done = [(i, f) for i, f in self._tables.items() if f["status"] in _DONE]
+        rows: list[tuple[str, str, str, int | None]] = []
+        for table_id, fields in done:
+            rows.append(("t", table_id, json.dumps(fields), self._expiry.get(("t", table_id))))
+            keys = [("t", table_id)]
+            code = fields["code"]
+            if self._codes.get(code) == table_id:
+                keys.append(("code", code))
+            for seat in range(int(fields["players"])):
+                token_hash = fields.get(f"k{seat}", "")
+                if self._tokens.get(token_hash) == f"{table_id} {seat}":
+                    keys.append(("tok", token_hash))
+            for kind, key in keys[1:]:
+                value = self._space_of_text(kind)[key]
+                rows.append((kind, key, value, self._expiry.get((kind, key))))
+            for kind, key in keys:
+                self._space(kind).pop(key, None)
+                self._expiry.pop((kind, key), None)
+        if rows:
+            self._archive.put_many(rows)
+        return len(done)
 
     def _expire(self, kind: str, key: str, ttl_ms: int) -> None:
         if key in self._space(kind):
@@ -67,6 +121,7 @@ class MemoryStore:
     def _delete(self, kind: str, key: str) -> None:
         self._space(kind).pop(key, None)
         self._expiry.pop((kind, key), None)
+        self._archive.delete(kind, key)
 
     def _sweep(self) -> None:
         now = self._clock()
@@ -75,6 +130,7 @@ class MemoryStore:
         self._swept = now
         for kind, key in [k for k, expires in self._expiry.items() if expires <= now]:
             self._alive(kind, key)
+        self.archive_done()
 
     def _record(self, table_id: str) -> TableRecord:
         return TableRecord.from_fields(self._tables[table_id])
@@ -388,4 +444,7 @@ class MemoryStore:
             self._subscribers.discard(queue)
 
     async def close(self) -> None:
+        """Archive what is done (so a restart on the same file still finds it) and close."""
         self._subscribers.clear()
+        self.archive_done()
+        self._archive.close()

@@ -19,6 +19,7 @@ import grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common import logs, loop
+from services.common.archive import Archive, data_file
 from services.common.errors import ServiceError, abort
 from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
 from services.common.logs import event
@@ -202,7 +203,10 @@ async def create_server(
             registry = registry or RedisRegistry(client)
             closers.append(client.aclose)
         else:
-            store = store or MemoryStore()
+            if store is None:
+                memory = MemoryStore(archive=Archive(data_file(settings.data_dir, "matchmaker")))
+                closers.append(memory.close)
+                store = memory
             registry = registry or MemoryRegistry()
     timings = Timings(
         fill_ms=settings.fill_ms,

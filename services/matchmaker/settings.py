@@ -19,6 +19,9 @@ class MatchmakerSettings:
     host: str = "0.0.0.0"
     port: int = 50051
     redis_url: str = ""  # empty: the in-process memory store
+    # Without Redis: started and closed tables' records are kept in
+    # DATA_DIR/matchmaker.sqlite3 (empty: in memory, out of the Python heap).
+    data_dir: str = ""
     table_addr: str = ""  # last resort when no registered replica answers CreateTable
     log_level: str = "INFO"
     bot_level: str = "medium"  # bots that fill quick-match tables

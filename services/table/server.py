@@ -12,6 +12,7 @@ from grpc_health.v1 import health_pb2
 
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common import logs, loop
+from services.common.archive import Archive, data_file
 from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
 from services.common.in_process import TableLinks
 from services.common.redis_client import Durability, RedisClient, connect
@@ -98,7 +99,7 @@ async def create_server(
                 store = redis_store
             registry = registry or RedisRegistry(client)
         else:
-            store = store or MemoryStore()
+            store = store or MemoryStore(Archive(data_file(settings.data_dir, "tables")))
             registry = registry or MemoryRegistry()
     server = new_server()
     port = bind(server, settings.host, settings.port)

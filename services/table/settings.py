@@ -17,6 +17,9 @@ class TableSettings:
     port: int = 50052
     log_level: str = "INFO"
     redis_url: str | None = None  # unset: the in-process store (rackem up)
+    # Without Redis: finished tables are kept in DATA_DIR/tables.sqlite3 (empty: in memory,
+    # out of the Python heap, until the process ends).
+    data_dir: str = ""
     # A move (and a new table) is acknowledged once this many Redis replicas have it
     # (WAIT), waiting at most redis_wait_ms; 0: once the primary has it (docs/deploy.md).
     redis_wait_replicas: int = 0

@@ -1,7 +1,13 @@
 """The in-process table store (``rackem up`` without Redis): the Redis store's semantics in dicts.
 
 Values are kept as the same JSON text Redis holds, so nothing a caller keeps can
-alias what is stored. Leases, the lease index and finished tables use a monotonic clock.
+alias what is stored. Leases and the lease index use a monotonic clock.
+
+Only live tables stay in the dicts: ``finish`` moves a table's meta, log, state and move
+replies into an ``Archive`` (services/common/archive.py; a file under ``rackem up``'s
+data directory) and drops it from memory, so memory holds what is being played, not
+every match played; a finished table reads back from there, its lease ``FINISHED``,
+until its TTL (a wall-clock expiry, kept across restarts).
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ from typing import Any
 
 import orjson
 
+from services.common.archive import Archive
 from services.table.lease_index import FINISHED
 from services.table.store import AppendResult
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["MemoryStore"]
+
+_FINISHED = "finished"  # the archive's kind for finished tables
 
 
 @dataclass(slots=True)
@@ -28,26 +37,56 @@ class _Entry:
     log: list[str] = field(default_factory=list)
     versions: dict[tuple[int, str], int] = field(default_factory=dict)
     latest: dict[int, tuple[str, str]] = field(default_factory=dict)
-    expires: float | None = None
+
+    def archived(self) -> str:
+        """The entry as one JSON text, for the archive."""
+        replies = [[seat, move_id, version] for (seat, move_id), version in self.versions.items()]
+        latest = [[seat, move_id, body] for seat, (move_id, body) in self.latest.items()]
+        return orjson.dumps(
+            {
+                "meta": self.meta,
+                "state": self.state,
+                "log": self.log,
+                "replies": replies,
+                "latest": latest,
+            }
+        ).decode()
+
+    @classmethod
+    def from_archive(cls, text: str) -> _Entry:
+        data = orjson.loads(text)
+        return cls(
+            data["meta"],
+            data["state"],
+            data["log"],
+            {(seat, move_id): version for seat, move_id, version in data["replies"]},
+            {seat: (move_id, body) for seat, move_id, body in data["latest"]},
+        )
 
 
 class MemoryStore:
-    def __init__(self) -> None:
-        self._tables: dict[str, _Entry] = {}
+    def __init__(self, archive: Archive | None = None) -> None:
+        self._tables: dict[str, _Entry] = {}  # live tables only
         self._leases: dict[str, tuple[str, float]] = {}
         self._live: dict[str, float] = {}  # the lease index: id -> when its lease expires
+        self._archive = archive if archive is not None else Archive()
 
     def _entry(self, table_id: str) -> _Entry | None:
-        entry = self._tables.get(table_id)
-        if entry is not None and entry.expires is not None and entry.expires <= time.monotonic():
-            del self._tables[table_id]
-            return None
-        return entry
+        return self._tables.get(table_id)
+
+    def _finished(self, table_id: str) -> _Entry | None:
+        found = self._archive.get(_FINISHED, table_id)
+        return None if found is None else _Entry.from_archive(found[0])
+
+    def _is_finished(self, table_id: str) -> bool:
+        return self._archive.get(_FINISHED, table_id) is not None
 
     def _lease(self, table_id: str) -> str | None:
         held = self._leases.get(table_id)
         if held is None:
-            return None
+            return (
+                FINISHED if table_id not in self._tables and self._is_finished(table_id) else None
+            )
         if held[1] <= time.monotonic():
             del self._leases[table_id]
             return None
@@ -57,7 +96,7 @@ class MemoryStore:
         self._leases[table_id] = (owner, time.monotonic() + lease_ms / 1000)
 
     async def create(self, meta: TableMeta, state: TableState, owner: str, lease_ms: int) -> bool:
-        if self._entry(meta.table_id) is not None:
+        if self._entry(meta.table_id) is not None or self._is_finished(meta.table_id):
             return False
         self._tables[meta.table_id] = _Entry(meta.to_json(), state.to_json())
         self._set_lease(meta.table_id, owner, lease_ms)
@@ -65,7 +104,7 @@ class MemoryStore:
         return True
 
     async def load(self, table_id: str) -> StoredTable | None:
-        entry = self._entry(table_id)
+        entry = self._entry(table_id) or self._finished(table_id)
         if entry is None:
             return None
         return StoredTable(
@@ -110,7 +149,7 @@ class MemoryStore:
         return True
 
     async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
-        entry = self._entry(table_id)
+        entry = self._entry(table_id) or self._finished(table_id)
         version = None if entry is None else entry.versions.get((seat, move_id))
         if entry is None or version is None:
             return None
@@ -148,8 +187,10 @@ class MemoryStore:
         if entry is None or self._lease(table_id) != owner:
             return False
         entry.state = state.to_json()
-        entry.expires = time.monotonic() + ttl_ms / 1000
-        self._set_lease(table_id, FINISHED, ttl_ms)
+        expires = int(time.time() * 1000) + ttl_ms
+        self._archive.put(_FINISHED, table_id, entry.archived(), expires)
+        del self._tables[table_id]
+        self._leases.pop(table_id, None)  # the archive's entry is the FINISHED lease now
         self._live.pop(table_id, None)
         return True
 

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -79,6 +80,33 @@ async def test_rackem_up_stops_on_ctrl_c_in_the_middle_of_a_match() -> None:
             await client.wait_for("view")
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=10) == 0
+
+
+async def test_a_match_record_is_served_after_rackem_up_restarts_on_its_data_dir(
+    tmp_path: Path,
+) -> None:
+    data = str(tmp_path / "data")
+    with rackem_up("--data", data) as (proc, url):
+        async with Client(url) as client:
+            seated = await client.create_table(
+                "Ann", {"players": 2, "target": 50}, level="easy", start_now=True
+            )
+            assert (await play_match(client, timeout=60))["status"] == "finished"
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            before = (await http.get(f"{url}/match/{seated['table_id']}.json")).json()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    assert (Path(data) / "tables.sqlite3").is_file()
+    with rackem_up("--data", data) as (proc, url):
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            after = await http.get(f"{url}/match/{seated['table_id']}.json")
+        assert after.status_code == 200 and after.json() == before
+        assert verify(after.json())["valid"]
+        async with Client(url) as client:  # the seat's token still finds its finished table
+            resumed = await client.resume(seated["token"])
+            assert resumed["table_id"] == seated["table_id"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
 
 
 def test_rackem_up_reports_a_port_in_use() -> None:
