@@ -73,6 +73,14 @@ class _Following:
             self.task.cancel()
         if self.table is not None and self.sub is not None:
             self.table.unsubscribe(self.sub)
+        self.let_go()
+
+    def let_go(self) -> None:
+        """Drop the table and the subscriber. The subscriber's ``notify`` refers back to
+        this object, a cycle only a full collection would free, and the services' GC policy
+        runs one every ten minutes: without this, each finished table (its match, its log)
+        would stay in memory that long."""
+        self.table = self.sub = None
 
 
 class LinkServer:
@@ -231,6 +239,7 @@ class LinkServer:
         following.table, following.sub = table, sub
         if self._subs.get(call_id) is not following:  # unsubscribed meanwhile
             table.unsubscribe(sub)
+            following.let_go()
             return
         self._flow(following)
 
@@ -250,6 +259,7 @@ class LinkServer:
         else:
             self._emit(table_pb2.LinkEvent(id=call_id, ended=table_pb2.Ack()))
         table = following.table
+        following.let_go()
         if table is not None:  # after the table's own loop over its subscribers
             asyncio.get_running_loop().call_soon(table.unsubscribe, sub)
 

@@ -10,8 +10,10 @@ stalls failing without holding up its tables.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import json
+import weakref
 from collections.abc import AsyncIterator, Callable
 
 import grpc
@@ -357,4 +359,32 @@ async def test_a_call_nobody_answers_times_out_unavailable_and_a_late_answer_is_
         assert answer.moved == 2
         assert link.broken is None
     finally:
+        await link.close()
+
+
+async def test_a_finished_table_is_freed_with_the_link_still_open(
+    replica: Replica, new_link: Callable[[], Link]
+) -> None:
+    running, stub = replica
+    created = await create_table(stub, humans=2, bots=0, target=50)
+    tables = running.service._tables
+    link = new_link()
+    views: list[list[game_pb2.TableView]] = [[], []]
+    gc.collect()
+    gc.disable()  # only reference counting frees the table from here on
+    try:
+        seats = [play_seat(link, created.table_id, created.tokens[s], s, views[s]) for s in (0, 1)]
+        playing = asyncio.gather(*seats)
+        while created.table_id not in tables.live:
+            await asyncio.sleep(0.01)
+        table = weakref.ref(tables.live[created.table_id])
+        async with asyncio.timeout(60):
+            await playing
+            while created.table_id in tables.live:  # retiring: finished in the store
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)  # the subscriptions' last unsubscribe
+        assert views[0][-1].status == "finished"
+        assert table() is None
+    finally:
+        gc.enable()
         await link.close()
