@@ -23,6 +23,7 @@ from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
 from services.common.in_process import TableLinks
 from services.gateway.connection import POLICY
+from services.gateway.follow import Follower
 from services.gateway.hosts import HostCheck
 from services.gateway.hub import Hub
 from services.gateway.limits import client_key
@@ -47,6 +48,25 @@ _NOT_FOUND = frozenset({"illegal_move", "not_started", "no_table", "bad_request"
 def hub_of(app: Starlette) -> Hub:
     hub: Hub = app.state.hub
     return hub
+
+
+def _session(hub: Hub, ws: WebSocket) -> Session:
+    """A session given what its commands use, from the gateway's shared parts."""
+    s = hub.settings
+    backends = hub.backends
+    return Session(
+        ws,
+        client_key(ws.client.host) if ws.client else "",
+        registry=hub,
+        backends=backends,
+        follower=Follower(
+            backends, hub.following, s.resubscribe_tries, s.resubscribe_backoff_s, s.rpc_timeout_s
+        ),
+        metrics=hub.metrics,
+        admission=hub.admission,
+        games=hub.games,
+        settings=s,
+    )
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -88,7 +108,7 @@ def create_app(
             hub.metrics.dropped.labels("busy").inc()  # counted, never logged: floods are big
             await ws.close(BUSY, BUSY_REASON)
             return
-        await Session(hub, ws, client_key(ws.client.host) if ws.client else "").run()
+        await _session(hub, ws).run()
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -21,10 +21,9 @@ from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError, from_rpc_error
 from services.gateway import messages
-from services.gateway.backends import reroute
-from services.gateway.hub import Hub
+from services.gateway.backends import Backends, reroute
 
-__all__ = ["FINAL", "Seat", "follow"]
+__all__ = ["FINAL", "Follower", "Seat", "follow"]
 
 FINAL = frozenset({"finished", "ended"})
 Push = Callable[[dict[str, Any]], None]
@@ -45,8 +44,20 @@ class Seat:
     leaving: bool = False  # a leave is under way: the table ends the stream for it
 
 
+@dataclass(frozen=True, slots=True)
+class Follower:
+    """What following a seat uses: the channels, the count of followed tables
+    (``Hub.following``), and how often and how patiently a lost stream is re-opened."""
+
+    backends: Backends
+    count: Callable[[str, int], None]
+    tries: int
+    backoff_s: float
+    timeout_s: float
+
+
 async def follow(
-    hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push, announce: Callable[[], None]
+    via: Follower, seat: Seat, lobby: mm.Lobby, push: Push, announce: Callable[[], None]
 ) -> bool | None:
     """Forward the seat's lobby, then its views, until its table is over.
 
@@ -59,7 +70,7 @@ async def follow(
     """
     if lobby.status != "started":
         announce()
-        lobby = await _wait_for_start(hub, seat, lobby, push)
+        lobby = await _wait_for_start(via, seat, lobby, push)
         if lobby.status != "started":
             return True
         first = None
@@ -75,12 +86,11 @@ async def follow(
             announce()
             push(messages.lobby(first, seat.seat))
 
-    return await _watch_table(hub, seat, push, before_first_view)
+    return await _watch_table(via, seat, push, before_first_view)
 
 
-async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> mm.Lobby:
+async def _wait_for_start(via: Follower, seat: Seat, lobby: mm.Lobby, push: Push) -> mm.Lobby:
     """Forward the waiting room's updates until the table starts or closes; the last one."""
-    settings = hub.settings
     request = mm.TokenRequest(token=seat.token)
     by_code = mm.LobbyRequest(code=seat.code)
     spectating = seat.seat == SPECTATOR
@@ -88,7 +98,7 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
     tries = 0
     while lobby.status == "waiting":
         failure: ServiceError | None = None
-        matchmaker = hub.backends.matchmaker
+        matchmaker = via.backends.matchmaker
         stream = matchmaker.WatchCode(by_code) if spectating else matchmaker.WatchLobby(request)
         try:
             async for update in stream:
@@ -106,16 +116,16 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
         finally:
             stream.cancel()  # done with it: the matchmaker stops watching now
         tries += 1
-        if tries > settings.resubscribe_tries:
+        if tries > via.tries:
             raise failure or ServiceError("unavailable", "the waiting room stream ended")
-        await asyncio.sleep(settings.resubscribe_backoff_s * tries)
+        await asyncio.sleep(via.backoff_s * tries)
         if spectating:
-            again = await hub.backends.call_matchmaker(
-                lambda stub: stub.GetLobby(by_code, timeout=settings.rpc_timeout_s)
+            again = await via.backends.call_matchmaker(
+                lambda stub: stub.GetLobby(by_code, timeout=via.timeout_s)
             )
         else:
-            located = await hub.backends.call_matchmaker(
-                lambda stub: stub.Locate(request, timeout=settings.rpc_timeout_s)
+            located = await via.backends.call_matchmaker(
+                lambda stub: stub.Locate(request, timeout=via.timeout_s)
             )
             again = located.lobby
         if again != lobby:
@@ -125,15 +135,14 @@ async def _wait_for_start(hub: Hub, seat: Seat, lobby: mm.Lobby, push: Push) -> 
 
 
 async def _watch_table(
-    hub: Hub, seat: Seat, push: Push, before_first: Callable[[], None] | None
+    via: Follower, seat: Seat, push: Push, before_first: Callable[[], None] | None
 ) -> bool | None:
     """Forward the table's views to the end of the match, re-subscribing where needed.
 
     Each view is turned into its message and pushed as the link reads it (``on_view``):
     no task stands between the link and the connection's outbox.
     """
-    settings = hub.settings
-    fallback = hub.backends.table_addr
+    fallback = via.backends.table_addr
     request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
     target = seat.replica or fallback
     status = ""
@@ -149,13 +158,13 @@ async def _watch_table(
             first()
         push(messages.view(table_view))
 
-    hub.following(seat.table_id, +1)
+    via.count(seat.table_id, +1)
     try:
         while True:
             views = (
-                hub.backends.watch(target, tb.SummaryRequest(table_id=seat.table_id), forward)
+                via.backends.watch(target, tb.SummaryRequest(table_id=seat.table_id), forward)
                 if seat.seat == SPECTATOR
-                else hub.backends.subscribe(target, request, forward)
+                else via.backends.subscribe(target, request, forward)
             )
             try:
                 await views.finished()
@@ -165,7 +174,7 @@ async def _watch_table(
             finally:
                 views.close()
             tries += 1
-            if tries > settings.resubscribe_tries:
+            if tries > via.tries:
                 raise err
             next_target = reroute(err, target, fallback)
             if next_target is None:
@@ -173,7 +182,7 @@ async def _watch_table(
                     raise err
                 next_target = fallback
             if err.code != "wrong_replica":
-                await asyncio.sleep(settings.resubscribe_backoff_s * tries)
+                await asyncio.sleep(via.backoff_s * tries)
             target = next_target
     finally:
-        hub.following(seat.table_id, -1)
+        via.count(seat.table_id, -1)

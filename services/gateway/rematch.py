@@ -76,10 +76,9 @@ def forget(session: Session) -> None:
 async def _forward_offers(session: Session, seat: Seat) -> None:
     """``rematch_offer`` on the offer and every change, until it starts or closes. Quietly
     over when the matchmaker is unreachable: the player can still ask."""
-    hub = session.hub
-    stream = hub.backends.matchmaker.WatchRematch(mm.TokenRequest(token=seat.token))
+    stream = session.backends.matchmaker.WatchRematch(mm.TokenRequest(token=seat.token))
     try:
-        async with asyncio.timeout(hub.settings.rematch_offer_s):
+        async with asyncio.timeout(session.settings.rematch_offer_s):
             async for lobby in stream:
                 session.push(offer_message(lobby))
                 if lobby.status != "waiting":
@@ -101,8 +100,8 @@ async def rematch(session: Session, message: dict[str, Any]) -> None:
         )
     session._new_game()
     request = mm.TokenRequest(token=finished.seat.token)
-    timeout = session.hub.settings.rpc_timeout_s
-    reply = await session.hub.backends.call_matchmaker(
+    timeout = session.settings.rpc_timeout_s
+    reply = await session.backends.call_matchmaker(
         lambda stub: stub.Rematch(request, timeout=timeout)
     )
     session._bind(reply, reply.token)

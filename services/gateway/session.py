@@ -15,7 +15,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.websockets import WebSocket
 
@@ -24,10 +24,13 @@ from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.gateway import messages
+from services.gateway.admission import Admission
+from services.gateway.backends import Backends
 from services.gateway.connection import POLICY, Connection, ConnectionState
-from services.gateway.follow import FINAL, Seat, follow
-from services.gateway.hub import REPLACED, Hub
-from services.gateway.limits import AbuseCounter, TokenBucket
+from services.gateway.follow import FINAL, Follower, Seat, follow
+from services.gateway.hub import REPLACED, Member
+from services.gateway.limits import AbuseCounter, GameLimiter, TokenBucket
+from services.gateway.metrics import Metrics
 from services.gateway.protocol import (
     VERSION,
     ProtocolError,
@@ -36,9 +39,10 @@ from services.gateway.protocol import (
     parse,
 )
 from services.gateway.rematch import Finished, after_match, forget, rematch
+from services.gateway.settings import GatewaySettings
 from services.gateway.watch import Spectator, refuse_while_watching, watch
 
-__all__ = ["Session"]
+__all__ = ["Registry", "Session"]
 
 log = logging.getLogger("rackem.gateway")
 
@@ -47,14 +51,41 @@ _TOKEN = re.compile(r"[0-9a-f]{32}")
 SERVER = "rackem-gateway/1"
 
 
+class Registry(Protocol):
+    """What a session asks of the gateway's registry of connections (``Hub``)."""
+
+    def join(self, member: Member) -> None: ...
+    def leave(self, member: Member) -> None: ...
+    def claim(self, token: str, member: Member) -> None: ...
+    def release(self, token: str, member: Member) -> None: ...
+
+
 class Session:
     """The protocol's commands on one connection (``connection.py``), and the seat it holds."""
 
-    def __init__(self, hub: Hub, ws: WebSocket, address: str) -> None:
-        s = hub.settings
-        self.hub = hub
+    def __init__(
+        self,
+        ws: WebSocket,
+        address: str,
+        *,
+        registry: Registry,
+        backends: Backends,
+        follower: Follower,
+        metrics: Metrics,
+        admission: Admission,
+        games: GameLimiter,
+        settings: GatewaySettings,
+    ) -> None:
+        s = settings
+        self.registry = registry
+        self.backends = backends
+        self.follower = follower
+        self.metrics = metrics
+        self.admission = admission
+        self.games = games
+        self.settings = settings
         self.conn = Connection(
-            ws, hub.metrics, queue=s.outbound_queue, hello_timeout_s=s.hello_timeout_ms / 1000
+            ws, metrics, queue=s.outbound_queue, hello_timeout_s=s.hello_timeout_ms / 1000
         )
         self.push = self.conn.push  # bound once: every view goes through it
         self.close = self.conn.close
@@ -69,7 +100,7 @@ class Session:
 
     async def run(self) -> None:
         """Serve the accepted socket until either side closes it."""
-        self.hub.join(self)
+        self.registry.join(self)
         try:
             await self.conn.run(self._frame, lambda: (self._follow,))
         finally:
@@ -77,7 +108,7 @@ class Session:
             if self.watching is not None:
                 self.watching.stop()
             forget(self)
-            self.hub.leave(self)
+            self.registry.leave(self)
             self.conn.ended()
 
     def replaced(self) -> None:
@@ -91,7 +122,7 @@ class Session:
             self._refuse(ProtocolError("rate_limited", "too many messages; slow down"))
             return
         try:
-            message = parse(frame, self.hub.settings.max_frame_bytes)
+            message = parse(frame, self.settings.max_frame_bytes)
             kind = message["type"]
             if kind == "hello":
                 self._hello(message)
@@ -108,10 +139,10 @@ class Session:
             self._refuse(ProtocolError("internal", "internal error"))
 
     def _refuse(self, err: ProtocolError) -> None:
-        self.hub.metrics.errors.labels(err.code).inc()
+        self.metrics.errors.labels(err.code).inc()
         self.push(err.to_message())
         if err.code in _STRIKES and self._abuse.strike():
-            self.hub.metrics.dropped.labels("abuse").inc()
+            self.metrics.dropped.labels("abuse").inc()
             event(log, "closed_for_abuse")
             self.close(POLICY)
 
@@ -140,9 +171,9 @@ class Session:
 
     def _new_game(self) -> None:
         self._no_seat()
-        if self.hub.admission.overloaded:
+        if self.admission.overloaded:
             raise ProtocolError("busy", "the server is busy; try again in a moment")
-        if not self.hub.games.allow(self.address):
+        if not self.games.allow(self.address):
             raise ProtocolError(
                 "rate_limited", "too many new games from this address; wait a while"
             )
@@ -152,7 +183,7 @@ class Session:
         forget(self)
         seat = Seat(token=reply.token or token, seat=reply.seat, table_id=reply.table_id)
         self.seat = seat
-        self.hub.claim(seat.token, self)
+        self.registry.claim(seat.token, self)
         announcement = messages.seated(reply) | {"token": seat.token}
         self._follow = asyncio.create_task(
             self._follow_seat(seat, reply.lobby, lambda: self.push(announcement))
@@ -160,7 +191,7 @@ class Session:
 
     async def _follow_seat(self, seat: Seat, lobby: mm.Lobby, announce: Callable[[], None]) -> None:
         try:
-            over = await follow(self.hub, seat, lobby, self.push, announce)
+            over = await follow(self.follower, seat, lobby, self.push, announce)
         except ServiceError as err:  # the seat is no longer followed: the client may resume
             self._refuse(from_service(err.code, err.message))
             over = True
@@ -182,7 +213,7 @@ class Session:
 
     def _unbind(self) -> None:
         if self.seat is not None:
-            self.hub.release(self.seat.token, self)
+            self.registry.release(self.seat.token, self)
         self.seat = None
 
     # -- commands ------------------------------------------------------------------------
@@ -196,13 +227,13 @@ class Session:
         self.push(messages.welcome(SERVER))
 
     def _timeout(self) -> float:
-        return self.hub.settings.rpc_timeout_s
+        return self.settings.rpc_timeout_s
 
     async def _quick_match(self, message: dict[str, Any]) -> None:
         name = check_name(message["name"])
         self._new_game()
         request = mm.QuickMatchRequest(name=name, players=message["players"])
-        reply = await self.hub.backends.call_matchmaker(
+        reply = await self.backends.call_matchmaker(
             lambda stub: stub.QuickMatch(request, timeout=self._timeout())
         )
         self._bind(reply, reply.token)
@@ -218,7 +249,7 @@ class Session:
             start_now=message.get("start_now", False),
             spectators=message.get("spectators", "off"),
         )
-        reply = await self.hub.backends.call_matchmaker(
+        reply = await self.backends.call_matchmaker(
             lambda stub: stub.CreateTable(request, timeout=self._timeout())
         )
         self._bind(reply, reply.token)
@@ -230,7 +261,7 @@ class Session:
             raise ProtocolError("no_code", "no waiting table has that code")
         self._new_game()
         request = mm.JoinRequest(code=code, name=name)
-        reply = await self.hub.backends.call_matchmaker(
+        reply = await self.backends.call_matchmaker(
             lambda stub: stub.JoinByCode(request, timeout=self._timeout())
         )
         self._bind(reply, reply.token)
@@ -241,7 +272,7 @@ class Session:
         if _TOKEN.fullmatch(token) is None:
             raise ProtocolError("bad_token", "that is not a seat token")
         request = mm.TokenRequest(token=token)
-        reply = await self.hub.backends.call_matchmaker(
+        reply = await self.backends.call_matchmaker(
             lambda stub: stub.Locate(request, timeout=self._timeout())
         )
         self._bind(reply, token)
@@ -249,7 +280,7 @@ class Session:
     async def _start(self, message: dict[str, Any]) -> None:
         seat = self._seated()
         request = mm.TokenRequest(token=seat.token)
-        await self.hub.backends.call_matchmaker(
+        await self.backends.call_matchmaker(
             lambda stub: stub.Start(request, timeout=self._timeout())
         )
 
@@ -276,21 +307,21 @@ class Session:
             request.expected_version = message["version"]
         started = time.perf_counter()
         try:
-            reply, _ = await self.hub.backends.link_call(seat.replica, submit=request)
+            reply, _ = await self.backends.link_call(seat.replica, submit=request)
         except ServiceError as err:
-            self.hub.admission.answered(time.perf_counter() - started)
-            self.hub.metrics.moves.labels("refused").inc()
+            self.admission.answered(time.perf_counter() - started)
+            self.metrics.moves.labels("refused").inc()
             raise from_service(err.code, err.message, move_id) from None
         took = time.perf_counter() - started
-        self.hub.admission.answered(took)
-        self.hub.metrics.move_latency.observe(took)
-        self.hub.metrics.moves.labels("accepted").inc()
+        self.admission.answered(took)
+        self.metrics.move_latency.observe(took)
+        self.metrics.moves.labels("accepted").inc()
         self.push({"type": "moved", "id": move_id, "version": reply.moved})
 
     async def _continue(self, message: dict[str, Any]) -> None:
         seat = self._playing()
         request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
-        await self.hub.backends.link_call(seat.replica, continue_round=request)
+        await self.backends.link_call(seat.replica, continue_round=request)
 
     async def _leave(self, message: dict[str, Any]) -> None:
         if self.watching is not None:  # stop watching
@@ -312,19 +343,19 @@ class Session:
     async def _leave_seat(self, seat: Seat, request: mm.TokenRequest) -> None:
         if not seat.started:
             try:
-                await self.hub.backends.call_matchmaker(
+                await self.backends.call_matchmaker(
                     lambda stub: stub.Leave(request, timeout=self._timeout())
                 )
             except ServiceError as err:
                 if err.code != "already_started":
                     raise
-                located = await self.hub.backends.call_matchmaker(
+                located = await self.backends.call_matchmaker(
                     lambda stub: stub.Locate(request, timeout=self._timeout())
                 )
                 seat.started, seat.replica = True, located.lobby.replica
         if seat.started:
             table_request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
-            await self.hub.backends.link_call(seat.replica, leave=table_request)
+            await self.backends.link_call(seat.replica, leave=table_request)
 
     async def _ping(self, message: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"type": "pong"}

@@ -61,12 +61,13 @@ async def watch(session: Session, message: dict[str, Any]) -> None:
     code = message["code"].strip().upper()
     if len(code) != 6 or not code.isalnum():
         raise ProtocolError("no_code", "no table has that code")
-    hub = session.hub
-    if hub.admission.overloaded:
+    if session.admission.overloaded:
         raise ProtocolError("busy", "the server is busy; try again in a moment")
     request = mm.LobbyRequest(code=code)
-    timeout = hub.settings.rpc_timeout_s
-    lobby = await hub.backends.call_matchmaker(lambda stub: stub.GetLobby(request, timeout=timeout))
+    timeout = session.settings.rpc_timeout_s
+    lobby = await session.backends.call_matchmaker(
+        lambda stub: stub.GetLobby(request, timeout=timeout)
+    )
     if lobby.status == "closed":
         raise ProtocolError("no_code", "no table has that code")
     if lobby.spectators != "public":
@@ -84,7 +85,9 @@ async def _follow(session: Session, spectator: Spectator, lobby: mm.Lobby) -> No
     seat = Seat(token="", seat=SPECTATOR, table_id=spectator.table_id, code=spectator.code)
     announcement = {"type": "watching", "table_id": spectator.table_id, "code": spectator.code}
     try:
-        await follow(session.hub, seat, lobby, session.push, lambda: session.push(announcement))
+        await follow(
+            session.follower, seat, lobby, session.push, lambda: session.push(announcement)
+        )
     except ServiceError as err:
         if err.code == "no_table":  # gone from the store since the code was looked up
             session._refuse(ProtocolError("no_code", "no table has that code"))
