@@ -140,6 +140,10 @@ async def test_a_finished_match_is_recorded_once_though_a_fast_sweep_finds_it_li
     assert recorded == sorted(ids)  # once each, by the owner
     assert all([await late_store.holder(t) == FINISHED for t in ids])
     assert not sweeper.tables.live  # it took none of them
+    # Stopped here, the sweeper first, while the store's client is open (left to the
+    # fixtures' teardown, a stop now and then did not return: not understood yet).
+    await sweeper.stop(0)
+    await owner.stop(0)
 
 
 class _Notes(MemoryStore):
