@@ -149,6 +149,7 @@ async def run(args: argparse.Namespace, servers: Servers) -> dict[str, Any]:
     await _matches(servers.url, base, args.baseline, args.workers, ids)
     await asyncio.sleep(args.settle)
     out["rss_mb"] = {str(len(ids)): _rss_mb(processes)}
+    print(f"{len(ids)} matches: RSS {out['rss_mb'][str(len(ids))]} MB", file=sys.stderr)
     checkpoints = sorted({*args.checkpoints, args.matches})
     for mark in (c for c in checkpoints if c > args.baseline):
         await _matches(servers.url, base, mark - len(ids), args.workers, ids)
