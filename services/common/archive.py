@@ -24,6 +24,7 @@ from pathlib import Path
 __all__ = ["Archive", "data_file"]
 
 _PURGE_EVERY_MS = 60_000
+_CACHE_KB = 256
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -58,6 +59,9 @@ class Archive:
         if path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+        # Records are written once and read now and then: a small page cache (SQLite's
+        # default is 2 MB per database) keeps the process's memory flat as the file grows.
+        self._db.execute(f"PRAGMA cache_size=-{_CACHE_KB}")
         self._db.executescript(_SCHEMA)
         self._purged = self._clock()
 
