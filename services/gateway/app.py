@@ -73,6 +73,75 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
+@asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    hub = hub_of(app)
+    await hub.open()
+    try:
+        yield
+    finally:
+        await hub.close_all(GOING_AWAY, hub.settings.shutdown_grace_s)
+        await hub.close()
+
+
+async def websocket(ws: WebSocket) -> None:
+    """``/ws``: the protocol (``docs/protocol.md``), once the origin and the limits allow."""
+    hub = hub_of(ws.app)
+    origin_ok = origin_allowed(
+        ws.headers.get("origin"), ws.headers.get("host"), hub.settings.allowed_origins
+    )
+    if not hub.accepting or not origin_ok:
+        await ws.close(POLICY if hub.accepting else GOING_AWAY)
+        return
+    await ws.accept()
+    # Checked after the accept and before the session joins the hub, with no await in
+    # between: concurrent handshakes cannot all slip under the limit together.
+    if not hub.admits():
+        hub.metrics.dropped.labels("busy").inc()  # counted, never logged: floods are big
+        await ws.close(BUSY, BUSY_REASON)
+        return
+    await _session(hub, ws).run()
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    # Whether THIS gateway can take players: it is not closing and not overloaded. Not
+    # whether the matchmaker or a table replica answers: every gateway shares those,
+    # and taking them all out of the endpoints while the matchmaker restarts would
+    # only cut the players off the web client and their running games as well.
+    hub = hub_of(request.app)
+    ready = hub.accepting and not hub.admission.overloaded
+    return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
+
+
+async def match_record(request: Request) -> Response:
+    """``/match/{table_id}.json``: a finished match's record (its log), from the tables."""
+    table_id = request.path_params["table_id"]
+    if _TABLE_ID.fullmatch(table_id) is None:
+        return _error(404, "not_found", "no finished match with that id")
+    hub = hub_of(request.app)
+    lookup = tb.SummaryRequest(table_id=table_id)
+    timeout = hub.settings.rpc_timeout_s
+    try:
+        record, _ = await hub.backends.call_table(
+            "", lambda stub: stub.GetRecord(lookup, timeout=timeout)
+        )
+    except ServiceError as err:
+        if err.code in _NOT_FOUND:
+            return _error(404, "not_found", "no finished match with that id")
+        if err.code == "internal":
+            return _error(500, "internal", "internal error")
+        return _error(503, "unavailable", "a service is unavailable; try again")
+    try:
+        json.loads(record.log_json)
+    except ValueError:
+        return _error(500, "internal", "internal error")
+    return Response(record.log_json, media_type="application/json")
+
+
 def create_app(
     settings: GatewaySettings,
     in_process: TableLinks | None = None,
@@ -84,64 +153,6 @@ def create_app(
     with ``matchmaker`` (``LocalMatchmaker.as_stub()``), it calls that matchmaker directly.
     """
     hub = Hub(settings, in_process, matchmaker)
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await hub.open()
-        try:
-            yield
-        finally:
-            await hub.close_all(GOING_AWAY, settings.shutdown_grace_s)
-            await hub.close()
-
-    async def websocket(ws: WebSocket) -> None:
-        origin_ok = origin_allowed(
-            ws.headers.get("origin"), ws.headers.get("host"), settings.allowed_origins
-        )
-        if not hub.accepting or not origin_ok:
-            await ws.close(POLICY if hub.accepting else GOING_AWAY)
-            return
-        await ws.accept()
-        # Checked after the accept and before the session joins the hub, with no await in
-        # between: concurrent handshakes cannot all slip under the limit together.
-        if not hub.admits():
-            hub.metrics.dropped.labels("busy").inc()  # counted, never logged: floods are big
-            await ws.close(BUSY, BUSY_REASON)
-            return
-        await _session(hub, ws).run()
-
-    async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
-
-    async def readyz(request: Request) -> Response:
-        # Whether THIS gateway can take players: it is not closing and not overloaded. Not
-        # whether the matchmaker or a table replica answers: every gateway shares those,
-        # and taking them all out of the endpoints while the matchmaker restarts would
-        # only cut the players off the web client and their running games as well.
-        ready = hub.accepting and not hub.admission.overloaded
-        return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
-
-    async def match_record(request: Request) -> Response:
-        table_id = request.path_params["table_id"]
-        if _TABLE_ID.fullmatch(table_id) is None:
-            return _error(404, "not_found", "no finished match with that id")
-        lookup = tb.SummaryRequest(table_id=table_id)
-        try:
-            record, _ = await hub.backends.call_table(
-                "", lambda stub: stub.GetRecord(lookup, timeout=settings.rpc_timeout_s)
-            )
-        except ServiceError as err:
-            if err.code in _NOT_FOUND:
-                return _error(404, "not_found", "no finished match with that id")
-            if err.code == "internal":
-                return _error(500, "internal", "internal error")
-            return _error(503, "unavailable", "a service is unavailable; try again")
-        try:
-            json.loads(record.log_json)
-        except ValueError:
-            return _error(500, "internal", "internal error")
-        return Response(record.log_json, media_type="application/json")
-
     static = Path(settings.static_dir) if settings.static_dir else Path(__file__).parent / "static"
     site = StaticSite(static)
     app = Starlette(
