@@ -101,7 +101,7 @@ class Connection:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
-            if self.state == _ABORTED and self.close_code is not None:
+            if self.state is _ABORTED and self.close_code is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self.ws.close(self.close_code), timeout=1.0)
             self.state = _CLOSED
@@ -115,7 +115,7 @@ class Connection:
 
     def greeted(self) -> None:
         """The client said hello: no more hello timeout."""
-        if self.state == _HANDSHAKE:
+        if self.state is _HANDSHAKE:
             self.state = _OPEN
         if self._hello_timer is not None:
             self._hello_timer.cancel()
@@ -153,7 +153,7 @@ class Connection:
 
     def _no_hello(self) -> None:
         """``HELLO_TIMEOUT_MS`` passed without a hello: a stranger holding a socket."""
-        if self.state == _HANDSHAKE:
+        if self.state is _HANDSHAKE:
             self._metrics.dropped.labels("no_hello").inc()  # counted, never logged
             self.close(POLICY)
 

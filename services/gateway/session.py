@@ -47,6 +47,7 @@ __all__ = ["Registry", "Session"]
 log = logging.getLogger("rackem.gateway")
 
 _STRIKES = frozenset({"bad_frame", "bad_request", "rate_limited"})
+_HANDSHAKE = ConnectionState.HANDSHAKE  # a plain name: read on every frame
 _TOKEN = re.compile(r"[0-9a-f]{32}")
 SERVER = "rackem-gateway/1"
 
@@ -126,7 +127,7 @@ class Session:
             kind = message["type"]
             if kind == "hello":
                 self._hello(message)
-            elif self.conn.state == ConnectionState.HANDSHAKE:
+            elif self.conn.state is _HANDSHAKE:
                 raise ProtocolError("hello_first", "say hello first")
             else:
                 await _HANDLERS[kind](self, message)
@@ -219,7 +220,7 @@ class Session:
     # -- commands ------------------------------------------------------------------------
 
     def _hello(self, message: dict[str, Any]) -> None:
-        if self.conn.state != ConnectionState.HANDSHAKE:
+        if self.conn.state is not _HANDSHAKE:
             raise ProtocolError("bad_request", "hello comes once")
         if message["version"] != VERSION:
             raise ProtocolError("bad_version", f"this server speaks version {VERSION}")
