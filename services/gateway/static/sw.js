@@ -4,7 +4,7 @@
 // The replay viewer is in the shell too (/replay/ and its files), so a downloaded match
 // log can be replayed offline; every /replay/{table_id} is that one page.
 
-const CACHE = "rackem-shell-v4";
+const CACHE = "rackem-shell-v5";
 const SHELL = [
   "/",
   "/index.html",
@@ -17,6 +17,7 @@ const SHELL = [
   "/icons/icon-512.png",
   "/js/app.js",
   "/js/cards.js",
+  "/js/changes.js",
   "/js/dom.js",
   "/js/finish.js",
   "/js/hints.js",
@@ -33,6 +34,7 @@ const SHELL = [
   "/js/rematch.js",
   "/js/rng.js",
   "/js/rules.js",
+  "/js/selectors.js",
   "/js/sha256.js",
   "/js/sound.js",
   "/js/store.js",

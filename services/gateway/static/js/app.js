@@ -11,7 +11,7 @@ import { initInvite, inviteCode, inviteShown } from "./invite.js";
 import { bindKeys } from "./keys.js";
 import { renderLobby, tickLobby } from "./lobby.js";
 import { errorText } from "./messages.js";
-import { describe } from "./movelog.js";
+import { viewChanges } from "./changes.js";
 import { Connection } from "./net.js";
 import { scoredLength } from "./rules.js";
 import { isMuted, play, setMuted } from "./sound.js";
@@ -20,6 +20,7 @@ import { TableScreen, clockText, legalSets, seatName } from "./table.js";
 import { canRematch, clearOffer, renderRematchLobby, showOffer } from "./rematch.js";
 import { initWatch, onWatching, renderWatchLobby, renderWatchTable, spectatorsOption, stopWatching, watchedCode } from "./watch.js";
 import { $, button, dialog, input } from "./dom.js";
+import { isCovered, isMatchOver, isPlaying, isRoundOver, isSpectator, turnSeat } from "./selectors.js";
 
 const SCREENS = ["home", "invite", "lobby", "table", "loading"];
 // Where focus goes when a screen opens (never the page's body).
@@ -30,6 +31,27 @@ const SCREEN_FOCUS = {
   table: "table-title",
 };
 
+/** @typedef {import("./selectors.js").TableView} TableView */
+
+/**
+ * The page's state: one object, written only here (the tests read it as window.rackem.state).
+ * @typedef {object} AppState
+ * @property {string} screen the screen shown (one of SCREENS)
+ * @property {any} lobby the last `lobby` message while the table waits, else null
+ * @property {TableView | null} tv the latest view of the table this page is at
+ * @property {number} receivedAt when `tv` arrived (performance.now()), for the clocks
+ * @property {{ id: string, version: number } | null} pending the move sent and not answered yet
+ * @property {boolean} repairMode R pressed: the next slot key repairs
+ * @property {boolean} historyOpen the recent-moves list is open (phone)
+ * @property {string[]} log the recent moves' sentences, newest first (20 at most)
+ * @property {(() => void) | null} afterLeft what to do once the server says `left`
+ * @property {boolean} connected the socket is open and greeted
+ * @property {number} lastTick the last second the clock ticked aloud
+ * @property {any} verified the fair-deal check's answer for this match
+ * @property {number} clockSeat the seat whose clock runs (-1: none), set by render()
+ */
+
+/** @type {AppState} */
 const state = {
   screen: "loading",
   lobby: null,
@@ -43,6 +65,7 @@ const state = {
   connected: false,
   lastTick: -1,
   verified: null,
+  clockSeat: -1,
 };
 
 // -- screens, messages, announcements ------------------------------------------------------
@@ -226,71 +249,75 @@ function resetTable() {
   $("hint").hidden = true;
 }
 
+/** A `view` message: what changed (pure), then the page's state, its reactions, and drawing it. @param {TableView} tv */
 function onView(tv) {
   const prev = state.tv && state.tv.table_id === tv.table_id ? state.tv : null;
-  if (prev && tv.version < prev.version) return; // an older view arriving late
-  if (!prev) resetTable();
+  const changed = viewChanges(prev, tv, (s) => seatName(tv, s));
+  if (changed.stale) return; // an older view arriving late
+  keepView(tv, changed);
+  reactTo(tv, changed);
+  hintsFor(tv, changed.myTurn);
+  document.title = changed.myTurn ? "Your turn — Rack'em" : "Rack'em — Rack-O online";
+  show("table");
+  render();
+}
+
+/**
+ * The new view into the page's state and the browser's storage.
+ * @param {TableView} tv
+ * @param {import("./changes.js").Changes} changed
+ */
+function keepView(tv, changed) {
+  if (changed.newTable) resetTable();
   state.tv = tv;
   state.lobby = null;
   state.receivedAt = performance.now();
   if (state.pending && tv.version > state.pending.version) state.pending = null;
-  const v = tv.view;
-
   const seat = loadSeat();
-  if (seat && !seat.commitment && v.commitment) saveSeat({ ...seat, commitment: v.commitment });
-
-  const line = describe(prev, tv, (s) => seatName(tv, s));
-  if (line) {
-    state.log.unshift(line);
+  if (seat && !seat.commitment && tv.view.commitment) saveSeat({ ...seat, commitment: tv.view.commitment });
+  if (changed.move) {
+    state.log.unshift(changed.move);
     state.log.length = Math.min(state.log.length, 20);
-    if (tv.last_move.seat !== v.seat) announce(line);
-    play(tv.last_move.act === "draw" ? "draw" : "place");
   }
-  const mine = v.turn === v.seat && (v.phase === "draw" || v.phase === "resolve") && tv.status === "playing";
-  const wasMine =
-    prev &&
-    prev.view.turn === prev.view.seat &&
-    prev.view.phase === v.phase &&
-    prev.status === "playing" &&
-    prev.view.round_no === v.round_no;
-  if (mine && v.phase === "draw" && !wasMine) {
+  if (changed.roundDealt) state.log.unshift(`Round ${tv.view.round_no} dealt`);
+  if (changed.roundEnded) state.log.unshift(changed.roundEnded);
+  if (isMatchOver(tv)) countFinished(tv);
+  if (!legalSets(tv).repair.size) state.repairMode = false;
+}
+
+/**
+ * Sounds and screen-reader announcements for what changed (the last announcement is the one read).
+ * @param {TableView} tv
+ * @param {import("./changes.js").Changes} changed
+ */
+function reactTo(tv, changed) {
+  const v = tv.view;
+  if (changed.move) {
+    if (changed.moveByOther) announce(changed.move);
+    play(changed.moveSound);
+  }
+  if (changed.turnStarted) {
     play("turn");
     const top = v.discard.length ? v.discard[v.discard.length - 1] : null;
     announce(
       `Your turn. Draw from the stock with S${top !== null && legalSets(tv).discard ? `, or take the ${top} from the discard pile with D` : ""}.`,
     );
   }
-  if (mine && v.phase === "resolve" && prev && prev.view.phase !== "resolve") {
+  if (changed.holding) {
     announce(
       v.held_from === "discard"
         ? `You hold ${v.held}. Place it with keys 1 to 0.`
         : `You drew ${v.held}. Place it with keys 1 to 0, or throw it with T.`,
     );
   }
-  const roundOver = tv.status === "round_over" || v.phase === "round_over";
-  const over = tv.status === "finished" || tv.status === "ended" || v.phase === "match_over";
-  if (prev && !roundOver && (prev.status === "round_over" || prev.view.phase === "round_over")) {
-    state.log.unshift(`Round ${v.round_no} dealt`);
-  }
-  if (roundOver && prev && !(prev.status === "round_over" || prev.view.phase === "round_over")) {
+  if (changed.roundEnded) {
     play("round");
-    const r = v.rounds[v.rounds.length - 1];
-    const text = r && r.winner !== null && r.winner !== undefined ? `${seatName(tv, r.winner)} went out.` : "Round over, nobody went out.";
-    state.log.unshift(text);
-    announce(`${text} Press Enter to continue.`);
+    announce(`${changed.roundEnded} Press Enter to continue.`);
   }
-  if (over && prev && !(prev.status === "finished" || prev.status === "ended" || prev.view.phase === "match_over")) {
-    const won = v.rules.partners ? v.winner === v.seat % 2 : v.winner === v.seat;
-    play(won ? "win" : "round");
-    announce(won ? "You win the match!" : "The match is over.");
+  if (changed.matchEnded) {
+    play(changed.won ? "win" : "round");
+    announce(changed.won ? "You win the match!" : "The match is over.");
   }
-  if (over) countFinished(tv);
-  if (!legalSets(tv).repair.size) state.repairMode = false;
-
-  hintsFor(tv, mine);
-  document.title = mine ? "Your turn — Rack'em" : "Rack'em — Rack-O online";
-  show("table");
-  render();
 }
 
 function countFinished(tv) {
@@ -305,7 +332,7 @@ function hintsFor(tv, mine) {
   const v = tv.view;
   const rules = v.rules;
   // No hints for the computer's moves, nor for a spectator.
-  if (tv.status !== "playing" || coveredMe(tv) || v.seat < 0) return;
+  if (!isPlaying(tv) || isCovered(tv) || isSpectator(tv)) return;
   let text = takeHint("marks", rules);
   if (!text && mine && v.phase === "draw") text = takeHint("draw", rules);
   if (!text && mine && v.phase === "resolve") {
@@ -369,7 +396,7 @@ function explainBlocked(what) {
     toast("Not connected — reconnecting…");
     return;
   }
-  if (tv.status !== "playing") return;
+  if (!isPlaying(tv)) return;
   if (v.turn !== v.seat) {
     toast(`Wait for your turn — it is ${seatName(tv, v.turn)}'s.`, "info");
     return;
@@ -408,10 +435,10 @@ function render() {
   if (!tv || state.screen !== "table") return;
   const blocked = state.pending || !state.connected;
   const v = tv.view;
-  const turnSeat = tv.status === "playing" ? v.turn : -1;
-  const turnInfo = (tv.seats || []).find((s) => s.seat === turnSeat);
-  state.clockSeat = tv.deadline_ms && turnInfo && turnInfo.kind === "human" ? turnSeat : -1;
-  const covered = coveredMe(tv);
+  const turn = turnSeat(tv);
+  const turnInfo = (tv.seats || []).find((s) => s.seat === turn);
+  state.clockSeat = tv.deadline_ms && turnInfo && turnInfo.kind === "human" ? turn : -1;
+  const covered = isCovered(tv);
   const back = button("btn-back");
   if (back.hidden === covered) {
     back.hidden = !covered;
@@ -429,8 +456,8 @@ function render() {
     log: state.log,
     clockSeat: state.clockSeat,
   });
-  const roundOver = (tv.status === "round_over" || v.phase === "round_over") && v.phase !== "match_over";
-  const over = tv.status === "finished" || tv.status === "ended" || v.phase === "match_over";
+  const roundOver = isRoundOver(tv) && v.phase !== "match_over";
+  const over = isMatchOver(tv);
   $("round-over").hidden = !roundOver || over;
   if (roundOver && !over) renderRoundOver(tv, Date.now());
   $("match-over").hidden = !over;
@@ -496,15 +523,9 @@ function goHome() {
   history.replaceState(null, "", "/");
 }
 
-/** My seat is played by the computer (my clock ran out) while the match runs. */
-function coveredMe(tv) {
-  const me = tv && (tv.seats || []).find((s) => s.seat === tv.view.seat);
-  return Boolean(me && me.kind === "cover" && tv.status === "playing");
-}
-
 /** One tap or Enter: the seat is mine again (`continue` uncovers a covered seat). */
 function takeSeatBack() {
-  if (!coveredMe(state.tv) || !conn.send({ type: "continue" })) return;
+  if (!isCovered(state.tv) || !conn.send({ type: "continue" })) return;
   button("btn-back").disabled = true;
   announce("Your seat is yours again.");
 }
@@ -512,7 +533,7 @@ $("btn-back").addEventListener("click", takeSeatBack);
 
 $("btn-continue").addEventListener("click", () => continueRound());
 function continueRound() {
-  if (coveredMe(state.tv)) {
+  if (isCovered(state.tv)) {
     takeSeatBack();
     return;
   }
@@ -536,7 +557,7 @@ $("btn-copy").addEventListener("click", async () => {
 });
 $("btn-leave").addEventListener("click", () => {
   const tv = state.tv;
-  const running = tv && tv.status !== "finished" && tv.status !== "ended";
+  const running = tv && !isMatchOver(tv);
   if (running && !confirm("Leave the match? A computer player takes your seat for good.")) return;
   goHome();
 });
@@ -662,7 +683,7 @@ bindKeys({
     render();
   },
   toggleHistory: () => table.actions.toggleHistory(),
-  canContinue: () => (!$("round-over").hidden && !button("btn-continue").disabled) || coveredMe(state.tv),
+  canContinue: () => (!$("round-over").hidden && !button("btn-continue").disabled) || isCovered(state.tv),
   continueRound,
 });
 

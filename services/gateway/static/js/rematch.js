@@ -5,13 +5,14 @@
 // new table (the usual `seated`, `lobby` and views follow).
 
 import { $ } from "./dom.js";
+import { isSpectator } from "./selectors.js";
 
 let offer = null;
 let timer = 0;
 
 /** A finished match this page played a seat of: Play again asks for a rematch. */
 export function canRematch(tv) {
-  return Boolean(tv && tv.status === "finished" && tv.view.seat >= 0);
+  return Boolean(tv && tv.status === "finished" && !isSpectator(tv));
 }
 
 /** A `rematch_offer` arrived: show who asked, who answered, and when it starts anyway. */

@@ -8,6 +8,7 @@ import { chip, el, mark, setRackCard, upright } from "./cards.js";
 import { scoredLength } from "./rules.js";
 
 import { $, button } from "./dom.js";
+import { isMyTurn, isSpectator, turnSeat } from "./selectors.js";
 
 export function legalSets(tv, pending) {
   const legal = pending ? [] : tv.legal || [];
@@ -99,7 +100,7 @@ export class TableScreen {
     const v = tv.view;
     const size = 10 * v.rules.players + 20;
     const legal = legalSets(tv, ui.pending);
-    const mine = v.turn === v.seat && (v.phase === "draw" || v.phase === "resolve") && tv.status === "playing";
+    const mine = isMyTurn(tv);
     this.renderInfo(tv);
     this.renderBanner(tv, mine && !ui.covered, legal, ui.covered);
     this.renderRack(tv, size, legal, ui);
@@ -282,13 +283,13 @@ export class TableScreen {
     const v = tv.view;
     const box = $("opponents");
     const n = v.rules.players;
-    const others = v.seat < 0 ? n : n - 1; // a spectator (seat -1) sees every seat here
+    const others = isSpectator(tv) ? n : n - 1; // a spectator (seat -1) sees every seat here
     box.className = `opponents n${others}`;
     const order = Array.from({ length: others }, (_, k) => (v.seat + 1 + k + n) % n);
     box.replaceChildren(
       ...order.map((seat) => {
         const s = tv.seats.find((x) => x.seat === seat) || {};
-        const turn = v.turn === seat && tv.status === "playing";
+        const turn = turnSeat(tv) === seat;
         const known = (v.known && v.known[seat]) || [];
         const revealed = v.racks ? v.racks[seat] : null;
         const center = v.rules.visible_center && v.center ? v.center[seat] : null;
@@ -348,7 +349,7 @@ export class TableScreen {
     $("goal").textContent = goal.join(" · ");
     const rows = [el("tr", {}, el("th", { scope: "col" }, "Player"), el("th", { scope: "col", class: "pts" }, "Score"))];
     v.scores.forEach((score, seat) => {
-      const cls = `${v.turn === seat && tv.status === "playing" ? "turn" : ""} ${seat === v.seat ? "me" : ""}`;
+      const cls = `${turnSeat(tv) === seat ? "turn" : ""} ${seat === v.seat ? "me" : ""}`;
       rows.push(
         el(
           "tr",

@@ -8,6 +8,7 @@
 import { normalCode } from "./home.js";
 
 import { $, input } from "./dom.js";
+import { isSpectator } from "./selectors.js";
 const KEY = "rackem.watch";
 
 export function watchLink(code) {
@@ -93,7 +94,7 @@ export function renderWatchLobby(lobby) {
 /** The spectator's controls (no Play again: a rematch is for the players), and for
  * everyone at the table how many are watching. */
 export function renderWatchTable(tv) {
-  const watching = tv.view.seat < 0;
+  const watching = isSpectator(tv);
   $("btn-again").hidden = watching;
   if (watching) $("turn-text").title = "You are watching this table";
   const count = tv.watchers || 0;
