@@ -1,3 +1,4 @@
+// @ts-check
 // The invitation a share link opens (/?code=K7MX2Q): the table's code, your name, Join.
 // "Other ways to play" goes to the ordinary home page.
 //
@@ -11,12 +12,11 @@
 // Other ways to play, any other screen) and once the table has started or closed.
 
 import { el } from "./cards.js";
+import { $, input } from "./dom.js";
 import { normalCode } from "./home.js";
 import { rulesText } from "./lobby.js";
 import { Connection } from "./net.js";
 import { loadPrefs, updatePrefs } from "./store.js";
-
-const $ = (id) => document.getElementById(id);
 
 /** The 6-character room code of the share link this page was opened with, or "". */
 export function inviteCode() {
@@ -28,17 +28,17 @@ export function initInvite({ join, error, home }) {
   const code = inviteCode();
   if (!code) return;
   $("invite-code").textContent = code;
-  $("invite-name").value = loadPrefs().name;
+  input("invite-name").value = loadPrefs().name;
   $("form-invite").addEventListener("submit", (event) => {
     event.preventDefault();
-    const name = $("invite-name").value.trim();
+    const name = input("invite-name").value.trim();
     if (!name || name.length > 20 || /[\u0000-\u001f\u007f]/.test(name)) {
       error("Type your name first (1 to 20 characters).");
       $("invite-name").focus();
       return;
     }
     updatePrefs({ name });
-    $("name").value = name;
+    input("name").value = name;
     stopPeek();
     join(name, code);
   });
@@ -104,9 +104,7 @@ function showWaiting(lobby) {
     ),
   );
   $("invite-rules").textContent = rulesText(lobby.rules) + (lobby.level ? ` · computer: ${lobby.level}` : "");
-  $("invite-status").textContent = free
-    ? `${free} free seat${free > 1 ? "s" : ""}: join to take one.`
-    : "Every seat is taken.";
+  $("invite-status").textContent = free ? `${free} free seat${free > 1 ? "s" : ""}: join to take one.` : "Every seat is taken.";
   $("invite-waiting").hidden = false;
   $("invite-name-note").textContent = "Shown to the players at this table and to anyone watching it.";
 }
