@@ -110,7 +110,9 @@ async def gathered(calls: list[Any]) -> list[Any]:
     return out
 
 
-async def one_setup(store: RedisStore, counter: Counter, tables: int, replicas: int) -> dict:
+async def one_setup(
+    store: RedisStore, counter: Counter, tables: int, replicas: int
+) -> dict[str, Any]:
     ids = [f"t{n:07d}" for n in range(tables)]
     mine = {r: ids[r::replicas] for r in range(replicas)}
     state = TableState.new(2)
