@@ -174,3 +174,22 @@ def watch(page: Page) -> Page:
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.errors = errors  # type: ignore[attr-defined]
     return page
+
+
+@pytest.fixture(scope="module")
+def js(browser: Browser, static_url: str) -> Iterator[Page]:
+    """A page on the static files' origin with no game in it, where the modules import
+    (``page.evaluate`` with ``await import("/js/…")``); one for a test module."""
+    context = browser.new_context()
+    page = watch(context.new_page())
+    blank = f"{static_url}/__blank__.html"
+    page.route(
+        blank,
+        lambda route: route.fulfill(
+            body="<!doctype html><title>t</title>", content_type="text/html"
+        ),
+    )
+    page.goto(blank)
+    yield page
+    assert page.errors == []  # type: ignore[attr-defined]
+    context.close()

@@ -10,11 +10,10 @@ import hashlib
 import json
 import random
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 from rackcore import (
     Match,
@@ -28,29 +27,9 @@ from rackcore import (
     verify,
 )
 
-from .conftest import watch
-
 pytestmark = pytest.mark.browser
 
 SEED_ONE = "00" * 31 + "01"
-
-
-@pytest.fixture(scope="module")
-def js(browser: Browser, static_url: str) -> Iterator[Page]:
-    """A page on the static files' origin (no game), where the modules import."""
-    context = browser.new_context()
-    page = watch(context.new_page())
-    blank = f"{static_url}/__blank__.html"
-    page.route(
-        blank,
-        lambda route: route.fulfill(
-            body="<!doctype html><title>t</title>", content_type="text/html"
-        ),
-    )
-    page.goto(blank)
-    yield page
-    assert page.errors == []  # type: ignore[attr-defined]
-    context.close()
 
 
 def run(page: Page, body: str, arg: Any = None) -> Any:

@@ -10,36 +10,16 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 from rackcore import Match, Move, Rules, is_winning, match_from_log, observe, to_log
 from rackcore.bots import choose
 
-from .conftest import watch
-
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def js(browser: Browser, static_url: str) -> Iterator[Page]:
-    context = browser.new_context()
-    page = watch(context.new_page())
-    blank = f"{static_url}/__blank__.html"
-    page.route(
-        blank,
-        lambda route: route.fulfill(
-            body="<!doctype html><title>t</title>", content_type="text/html"
-        ),
-    )
-    page.goto(blank)
-    yield page
-    assert page.errors == []  # type: ignore[attr-defined]
-    context.close()
 
 
 def build(page: Page, log: Any) -> Any:

@@ -9,34 +9,14 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
-
-from .conftest import watch
+from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
 
 NAMES = {0: "You", 1: "Bob", 2: "Cy", 3: "Di"}
-
-
-@pytest.fixture(scope="module")
-def js(browser: Browser, static_url: str) -> Iterator[Page]:
-    context = browser.new_context()
-    page = watch(context.new_page())
-    blank = f"{static_url}/__blank__.html"
-    page.route(
-        blank,
-        lambda route: route.fulfill(
-            body="<!doctype html><title>t</title>", content_type="text/html"
-        ),
-    )
-    page.goto(blank)
-    yield page
-    assert page.errors == []  # type: ignore[attr-defined]
-    context.close()
 
 
 def changes(page: Page, prev: Any, tv: Any) -> Any:
