@@ -180,14 +180,7 @@ class Link:
         on_view: Callable[[game_pb2.TableView], None] | None = None,
     ) -> Subscription:
         """The seat's views, from its current one on (``close`` it when done)."""
-        call_id = self._new_id()
-        sub = Subscription(self, call_id, on_view)
-        if self.broken is not None:
-            sub.end(self.broken)
-            return sub
-        self._subs[call_id] = sub
-        self._send(table_pb2.LinkCall(id=call_id, subscribe=request))
-        return sub
+        return self._stream(on_view, lambda id: table_pb2.LinkCall(id=id, subscribe=request))
 
     def watch(
         self,
@@ -195,13 +188,21 @@ class Link:
         on_view: Callable[[game_pb2.TableView], None] | None = None,
     ) -> Subscription:
         """A spectator's views of the table, as ``subscribe``'s (``close`` it when done)."""
+        return self._stream(on_view, lambda id: table_pb2.LinkCall(id=id, watch=request))
+
+    def _stream(
+        self,
+        on_view: Callable[[game_pb2.TableView], None] | None,
+        call: Callable[[int], table_pb2.LinkCall],
+    ) -> Subscription:
+        """A subscription for the stream that ``call(id)`` opens (ended at once if the link is)."""
         call_id = self._new_id()
         sub = Subscription(self, call_id, on_view)
         if self.broken is not None:
             sub.end(self.broken)
             return sub
         self._subs[call_id] = sub
-        self._send(table_pb2.LinkCall(id=call_id, watch=request))
+        self._send(call(call_id))
         return sub
 
     def unsubscribe(self, call_id: int) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 import grpc
@@ -80,20 +81,9 @@ class TableService(table_pb2_grpc.TableServicer):
     async def Subscribe(
         self, request: table_pb2.SeatRequest, context: Context
     ) -> AsyncIterator[game_pb2.TableView]:
-        views = self.views(request)
-        try:
-            while True:
-                try:
-                    view = await anext(views)
-                except StopAsyncIteration:
-                    return
-                except ServiceError as err:
-                    await abort(context, err)
-                except Exception as exc:
-                    await abort(context, refusal_for(log, "Subscribe", exc))
+        async with aclosing(_streamed(self.views(request), context, "Subscribe")) as views:
+            async for view in views:
                 yield view
-        finally:
-            await views.aclose()
 
     async def views(self, request: table_pb2.SeatRequest) -> AsyncGenerator[game_pb2.TableView]:
         """The seat's views until its table is over or a newer subscription replaces this one."""
@@ -116,21 +106,9 @@ class TableService(table_pb2_grpc.TableServicer):
     async def Watch(
         self, request: table_pb2.SummaryRequest, context: Context
     ) -> AsyncIterator[game_pb2.TableView]:
-        views = self.watching(request)
-        try:
-            while True:
-                try:
-                    view = await anext(views)
-                except StopAsyncIteration:
-                    return
-                except ServiceError as err:
-                    await abort(context, err)
-                except Exception:
-                    log.error("internal_error", extra={"fields": {"rpc": "Watch"}}, exc_info=True)
-                    await abort(context, ServiceError("internal", "internal error"))
+        async with aclosing(_streamed(self.watching(request), context, "Watch")) as views:
+            async for view in views:
                 yield view
-        finally:
-            await views.aclose()
 
     async def watching(
         self, request: table_pb2.SummaryRequest
@@ -197,3 +175,23 @@ class TableService(table_pb2_grpc.TableServicer):
     ) -> None:
         """Serve one gateway's link (over gRPC, or in process under ``rackem up``)."""
         await LinkServer(self, self._link_queue).run(requests, out)
+
+
+async def _streamed(
+    views: AsyncGenerator[game_pb2.TableView], context: Context, rpc: str
+) -> AsyncGenerator[game_pb2.TableView]:
+    """A stream of ``views`` for a gRPC caller: a refusal ends it with its code, an outage
+    ``unavailable``, anything unexpected is logged and ``internal``."""
+    try:
+        while True:
+            try:
+                view = await anext(views)
+            except StopAsyncIteration:
+                return
+            except ServiceError as err:
+                await abort(context, err)
+            except Exception as exc:
+                await abort(context, refusal_for(log, rpc, exc))
+            yield view
+    finally:
+        await views.aclose()
