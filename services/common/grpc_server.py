@@ -1,28 +1,22 @@
-"""The shape every gRPC service shares: health, graceful stop on SIGTERM."""
+"""What every gRPC service's server starts from: its own port, the standard health service."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 
 import grpc
 from grpc_health.v1 import _async as health_aio  # the aio servicer (health.aio)
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.common.logs import event
-
 __all__ = [
     "add_health",
     "bind",
     "new_server",
-    "run_until_signal",
     "set_serving",
     "wait_for_signal",
 ]
-
-log = logging.getLogger("rackem.grpc")
 
 
 def new_server() -> grpc.aio.Server:
@@ -70,29 +64,3 @@ async def wait_for_signal() -> None:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-
-
-async def run_until_signal(
-    server: grpc.aio.Server,
-    servicer: health_aio.HealthServicer,
-    services: Iterable[str],
-    grace: float,
-    before_stop: Callable[[], Awaitable[None]] | None = None,
-    stopped: Awaitable[None] | None = None,
-) -> None:
-    """Serve until SIGTERM (or ``stopped`` completes): NOT_SERVING, ``before_stop``, stop(grace)."""
-    names = list(services)
-    await server.start()
-    await set_serving(servicer, names, True)
-    waiters = [asyncio.ensure_future(wait_for_signal())]
-    if stopped is not None:
-        waiters.append(asyncio.ensure_future(stopped))
-    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    for waiter in waiters:
-        waiter.cancel()
-    event(log, "stopping", grace_s=grace)
-    await set_serving(servicer, names, False)
-    if before_stop is not None:
-        await before_stop()
-    await server.stop(grace)
-    event(log, "stopped")
