@@ -1,108 +1,50 @@
-"""The bot service: ``rackem.v1.Bot/ChooseMove`` over ``rackcore.bots.choose``.
-
-It sees one seat's view, never a match state, and keeps nothing between calls.
-"""
+"""The bot service's process: ``create_server`` → ``Running``, ``serve``, ``main``."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
-import grpc
-from grpc_health.v1 import _async as health_aio
-
-from rackcore import RackError, View
-from rackcore.bots import LEVELS, choose
-from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
+from services._gen.rackem.v1 import bot_pb2_grpc
+from services.bot.servicer import SERVICE_NAME, BotServicer
 from services.bot.settings import BotSettings
-from services.common import logs, loop
-from services.common.errors import ServiceError, abort
-from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
+from services.common import logs, loop, running
+from services.common.dial import dial_addr
+from services.common.grpc_server import add_health, bind, new_server, set_serving
+from services.common.running import Running, Shutdown
 from services.common.settings import from_env
-from services.convert import move_to_pb, view_from_pb
 
-__all__ = ["BotServicer", "Running", "create_server", "main", "serve"]
+__all__ = ["create_server", "main", "serve"]
 
 log = logging.getLogger("rackem.bot")
 
-SERVICE_NAME = "rackem.v1.Bot"
-SLOTS = 10
 
-
-def checked_view(request: bot_pb2.ChooseMoveRequest) -> View:
-    """The request's view, refused with ``bad_request`` unless it is a view to move from."""
-    if request.level not in LEVELS:
-        raise ServiceError("bad_request", f"level must be one of {', '.join(LEVELS)}")
-    if not request.HasField("view"):
-        raise ServiceError("bad_request", "a view is required")
-    try:
-        view = view_from_pb(request.view)
-    except RackError as exc:
-        raise ServiceError("bad_request", f"not a view: {exc}") from None
-    n = view.players
-    if not 0 <= view.seat < n or not 0 <= view.turn < n:
-        raise ServiceError("bad_request", "the view's seat or turn is not at this table")
-    if len(view.rack) != SLOTS or len(view.scores) != n or len(view.repair_tokens) != n:
-        raise ServiceError("bad_request", "the view is incomplete")
-    if not view.my_turn:
-        raise ServiceError("bad_request", "it is not this seat's turn in the view")
-    if view.phase == "resolve" and view.held is None:
-        raise ServiceError("bad_request", "the view holds no card to resolve")
-    return view
-
-
-class BotServicer(bot_pb2_grpc.BotServicer):
-    async def ChooseMove(
-        self,
-        request: bot_pb2.ChooseMoveRequest,
-        context: grpc.aio.ServicerContext[bot_pb2.ChooseMoveRequest, bot_pb2.ChooseMoveReply],
-    ) -> bot_pb2.ChooseMoveReply:
-        try:
-            view = checked_view(request)
-            move = choose(view, level=request.level, seed=request.seed)
-            if move not in view.legal_moves():
-                raise RuntimeError("the bot chose a move its view does not allow")
-        except ServiceError as err:
-            await abort(context, err)  # type: ignore[arg-type]
-        except Exception:
-            log.error("internal_error", extra={"fields": {"rpc": "ChooseMove"}}, exc_info=True)
-            await abort(context, ServiceError("internal", "internal error"))  # type: ignore[arg-type]
-        return bot_pb2.ChooseMoveReply(move=move_to_pb(move))
-
-
-@dataclass(slots=True)
-class Running:
-    """A started bot server: ``port`` bound, ``addr`` to dial; ``stop`` ends it gracefully."""
-
-    server: grpc.aio.Server
-    health: health_aio.HealthServicer
-    port: int
-    addr: str
-
-    async def stop(self, grace: float | None = None) -> None:
-        await set_serving(self.health, [SERVICE_NAME], False)
-        await self.server.stop(grace)
-        logs.event(log, "bot_stopped", port=self.port)
-
-
-async def create_server(settings: BotSettings) -> Running:
+async def create_server(settings: BotSettings) -> Running[None]:
     """Build, bind and start the bot server (``settings.port`` 0 picks a free port)."""
-    server = new_server()
-    bot_pb2_grpc.add_BotServicer_to_server(BotServicer(), server)
-    servicer = add_health(server, [SERVICE_NAME])
-    port = bind(server, settings.host, settings.port)
-    await server.start()
-    await set_serving(servicer, [SERVICE_NAME], True)
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    async with Shutdown() as shutdown:
+        server = new_server()
+        bot_pb2_grpc.add_BotServicer_to_server(BotServicer(), server)
+        health = add_health(server, [SERVICE_NAME])
+        port = bind(server, settings.host, settings.port)
+        await server.start()
+        shutdown.push(server.stop)
+        await set_serving(health, [SERVICE_NAME], True)
+        shutdown.push(lambda _grace: set_serving(health, [SERVICE_NAME], False))
     logs.event(log, "bot_serving", port=port)
-    return Running(server, servicer, port, f"{host}:{port}")
+    return Running(
+        port,
+        dial_addr(settings.host, port),
+        None,
+        shutdown,
+        grace=settings.stop_grace_ms / 1000,
+        log=log,
+        stopped="bot_stopped",
+        fields={"port": port},
+    )
 
 
 async def serve(settings: BotSettings) -> None:
     """Serve until SIGTERM or SIGINT, then stop gracefully."""
-    running = await create_server(settings)
-    await wait_for_signal()
-    await running.stop(settings.stop_grace_ms / 1000)
+    await running.serve(create_server(settings))
 
 
 def main() -> None:

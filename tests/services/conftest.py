@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.bot.server import Running as BotRunning
 from services.bot.server import create_server as create_bot_server
 from services.bot.settings import BotSettings
+from services.common.running import Running as BotRunning
 
 
 @pytest.fixture

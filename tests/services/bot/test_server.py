@@ -17,15 +17,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from rackcore import Match, Move, Rules, observe
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
-from services.bot.server import Running
 from services.common.errors import from_rpc_error
+from services.common.running import Running
 from services.convert import move_from_pb, view_to_pb
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-async def bot(bot_server: Running) -> AsyncIterator[bot_pb2_grpc.BotAsyncStub]:
+async def bot(bot_server: Running[None]) -> AsyncIterator[bot_pb2_grpc.BotAsyncStub]:
     async with grpc.aio.insecure_channel(bot_server.addr) as channel:
         yield bot_pb2_grpc.BotStub(channel)
 
@@ -86,7 +86,7 @@ async def test_requests_it_cannot_answer_are_bad_requests(bot: bot_pb2_grpc.BotA
         assert await _code(bot.ChooseMove(request)) == "bad_request"
 
 
-async def test_the_bot_service_reports_serving(bot_server: Running) -> None:
+async def test_the_bot_service_reports_serving(bot_server: Running[None]) -> None:
     async with grpc.aio.insecure_channel(bot_server.addr) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         for service in ("", "rackem.v1.Bot"):

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from services.bot.server import Running as BotRunning
 from services.common.registry import MemoryRegistry
+from services.common.running import Running as BotRunning
 from services.gateway.server import Running, create_server
 from services.gateway.settings import GatewaySettings
 from services.matchmaker.server import Running as MatchmakerRunning

@@ -9,8 +9,8 @@ import grpc
 import pytest
 
 from services._gen.rackem.v1 import table_pb2_grpc
-from services.bot.server import Running as BotRunning
 from services.common.registry import MemoryRegistry
+from services.common.running import Running as BotRunning
 from services.table.server import Running, create_server
 from services.table.store_memory import MemoryStore
 from table.table_players import ServerFactory, fast_settings

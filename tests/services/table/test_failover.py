@@ -17,7 +17,7 @@ import pytest
 
 from rackcore import verify
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
-from services.bot.server import Running as BotRunning
+from services.common.running import Running as BotRunning
 from table.table_players import SeatPlayer, create_table, error_code
 
 pytestmark = pytest.mark.containers

@@ -9,7 +9,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis_engines import Single
 
-from services.bot.server import Running as BotRunning
+from services.common.running import Running as BotRunning
 from services.table.server import ALIVE, create_server
 from table.table_players import fast_settings
 

@@ -15,9 +15,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from rackcore import verify
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
-from services.bot.server import Running as BotRunning
 from services.common.errors import from_rpc_error
 from services.common.logs import JsonFormatter
+from services.common.running import Running as BotRunning
 from services.table.server import create_server
 from table.table_players import (
     SeatPlayer,

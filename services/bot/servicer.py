@@ -1,0 +1,64 @@
+"""The bot service's gRPC surface: ``rackem.v1.Bot/ChooseMove`` over ``rackcore.bots.choose``.
+
+It sees one seat's view, never a match state, and keeps nothing between calls.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+
+from rackcore import RackError, View
+from rackcore.bots import LEVELS, choose
+from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
+from services.common.errors import ServiceError, abort
+from services.convert import move_to_pb, view_from_pb
+
+__all__ = ["SERVICE_NAME", "BotServicer", "checked_view"]
+
+log = logging.getLogger("rackem.bot")
+
+SERVICE_NAME = "rackem.v1.Bot"
+SLOTS = 10
+
+
+def checked_view(request: bot_pb2.ChooseMoveRequest) -> View:
+    """The request's view, refused with ``bad_request`` unless it is a view to move from."""
+    if request.level not in LEVELS:
+        raise ServiceError("bad_request", f"level must be one of {', '.join(LEVELS)}")
+    if not request.HasField("view"):
+        raise ServiceError("bad_request", "a view is required")
+    try:
+        view = view_from_pb(request.view)
+    except RackError as exc:
+        raise ServiceError("bad_request", f"not a view: {exc}") from None
+    n = view.players
+    if not 0 <= view.seat < n or not 0 <= view.turn < n:
+        raise ServiceError("bad_request", "the view's seat or turn is not at this table")
+    if len(view.rack) != SLOTS or len(view.scores) != n or len(view.repair_tokens) != n:
+        raise ServiceError("bad_request", "the view is incomplete")
+    if not view.my_turn:
+        raise ServiceError("bad_request", "it is not this seat's turn in the view")
+    if view.phase == "resolve" and view.held is None:
+        raise ServiceError("bad_request", "the view holds no card to resolve")
+    return view
+
+
+class BotServicer(bot_pb2_grpc.BotServicer):
+    async def ChooseMove(
+        self,
+        request: bot_pb2.ChooseMoveRequest,
+        context: grpc.aio.ServicerContext[bot_pb2.ChooseMoveRequest, bot_pb2.ChooseMoveReply],
+    ) -> bot_pb2.ChooseMoveReply:
+        try:
+            view = checked_view(request)
+            move = choose(view, level=request.level, seed=request.seed)
+            if move not in view.legal_moves():
+                raise RuntimeError("the bot chose a move its view does not allow")
+        except ServiceError as err:
+            await abort(context, err)  # type: ignore[arg-type]
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "ChooseMove"}}, exc_info=True)
+            await abort(context, ServiceError("internal", "internal error"))  # type: ignore[arg-type]
+        return bot_pb2.ChooseMoveReply(move=move_to_pb(move))
