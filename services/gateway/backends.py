@@ -19,7 +19,7 @@ from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.in_process import TableLinks
-from services.gateway.link import Link, Stream, Subscription
+from services.gateway.link import Link, Subscription, dial
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
@@ -98,17 +98,17 @@ class Backends:
         addr = addr or self.table_addr
         link = self._links.get(addr)
         if link is None or link.broken is not None:
-            link = self._links[addr] = Link(self._open_link(addr))
+            link = self._links[addr] = self._open_link(addr)
         elif addr in self._channels:
             self._channels[addr] = self._channels.pop(addr)  # the most recently used now
         return link
 
-    def _open_link(self, addr: str) -> Stream:
+    def _open_link(self, addr: str) -> Link:
         """A replica in this process (``rackem up``) links in process; others over gRPC."""
         local = self._in_process.open(addr) if self._in_process is not None else None
         if local is not None:
-            return local
-        return self.table(addr).Link()  # type: ignore[call-arg]  # written to, not fed an iterator
+            return Link(local)
+        return dial(self.table(addr))
 
     def _evict(self) -> None:
         """Close the least recently used channel that is not in use, if there is one."""
@@ -149,12 +149,23 @@ class Backends:
 
         return await self._at_owner(addr, attempt)
 
-    async def link_call(self, addr: str, **call: object) -> tuple[table_pb2.LinkEvent, str]:
-        """One call over the link to the table's owner, starting at ``addr``: the answer and
-        who gave it. Redirects and retries as ``call_table`` does (a move by its id)."""
-        return await self._at_owner(
-            addr, lambda target: self.link(target).request(self.timeout, **call)
+    async def submit(self, addr: str, request: table_pb2.SubmitMoveRequest) -> int:
+        """A move at the table's owner, starting at ``addr``: the table's version after it.
+        Redirected and retried as ``call_table`` is (never applied twice: its ``move_id``)."""
+        version, _ = await self._at_owner(
+            addr, lambda target: self.link(target).submit(request, self.timeout)
         )
+        return version
+
+    async def continue_round(self, addr: str, request: table_pb2.SeatRequest) -> None:
+        """The seat is ready for the next round, at the table's owner (as ``submit``)."""
+        await self._at_owner(
+            addr, lambda target: self.link(target).continue_round(request, self.timeout)
+        )
+
+    async def leave(self, addr: str, request: table_pb2.SeatRequest) -> None:
+        """The seat leaves its table for good, at the table's owner (as ``submit``)."""
+        await self._at_owner(addr, lambda target: self.link(target).leave(request, self.timeout))
 
     async def _at_owner(self, addr: str, attempt: Callable[[str], Awaitable[T]]) -> tuple[T, str]:
         """``attempt`` at ``addr`` (``TABLE_ADDR`` when empty), then where ``reroute`` says."""

@@ -15,14 +15,18 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Protocol
 
 import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import CODES, ServiceError, from_rpc_error
 
-__all__ = ["Link", "Stream", "Subscription"]
+if TYPE_CHECKING:
+    from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
+
+__all__ = ["Link", "Stream", "Subscription", "dial"]
 
 
 class Stream(Protocol):
@@ -49,16 +53,15 @@ class Subscription:
 
     ``on_view`` is called with each view as the link reads it, so no task stands between
     the link and the follower; if it raises, the subscription ends with that error.
+    ``on_close`` tells the link's far side that its reader is gone (once, on ``close``).
     """
 
     def __init__(
         self,
-        link: Link,
-        call_id: int,
+        on_close: Callable[[], None],
         on_view: Callable[[game_pb2.TableView], None] | None = None,
     ) -> None:
-        self._link = link
-        self._id = call_id
+        self._on_close = on_close
         self._on_view = on_view
         self._views: deque[game_pb2.TableView] = deque()
         self._wake = asyncio.Event()
@@ -109,7 +112,7 @@ class Subscription:
         """Stop the views (the replica lets go of the seat's subscription)."""
         if not self._over:
             self._over = True
-            self._link.unsubscribe(self._id)
+            self._on_close()
 
 
 class Link:
@@ -149,19 +152,32 @@ class Link:
         self._outbox.append(call)
         self._wake.set()
 
-    async def request(self, timeout: float, **call: object) -> table_pb2.LinkEvent:
-        """Send one call (``submit=``, ``continue_round=`` or ``leave=``); its answer.
+    async def submit(self, request: table_pb2.SubmitMoveRequest, timeout: float) -> int:
+        """Submit a move: the table's version after it (exactly once per ``move_id``).
 
-        Raises the call's ``ServiceError``, or ``unavailable`` when the link breaks or no
-        answer comes within ``timeout`` seconds.
+        Like every call: raises its ``ServiceError``, or ``unavailable`` when the link breaks
+        or no answer comes within ``timeout`` seconds.
         """
+        event = await self._ask(table_pb2.LinkCall(submit=request), timeout)
+        return event.moved
+
+    async def continue_round(self, request: table_pb2.SeatRequest, timeout: float) -> None:
+        """Round over: the seat is ready for the next round."""
+        await self._ask(table_pb2.LinkCall(continue_round=request), timeout)
+
+    async def leave(self, request: table_pb2.SeatRequest, timeout: float) -> None:
+        """Leave the table for good: a bot takes the seat."""
+        await self._ask(table_pb2.LinkCall(leave=request), timeout)
+
+    async def _ask(self, call: table_pb2.LinkCall, timeout: float) -> table_pb2.LinkEvent:
+        """Send ``call`` under a new id; its answer (or its failure raised)."""
         if self.broken is not None:
             raise self.broken
-        call_id = self._new_id()
+        call.id = call_id = self._new_id()
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[table_pb2.LinkEvent] = loop.create_future()
         self._waiting[call_id] = answer
-        self._send(table_pb2.LinkCall(id=call_id, **call))  # type: ignore[arg-type]
+        self._send(call)
         # A timer rather than ``asyncio.wait_for``, whose own callback would cost the
         # answer one more loop turn on its way to the caller.
         timer = loop.call_later(timeout, _expire, answer)
@@ -197,7 +213,7 @@ class Link:
     ) -> Subscription:
         """A subscription for the stream that ``call(id)`` opens (ended at once if the link is)."""
         call_id = self._new_id()
-        sub = Subscription(self, call_id, on_view)
+        sub = Subscription(partial(self.unsubscribe, call_id), on_view)
         if self.broken is not None:
             sub.end(self.broken)
             return sub
@@ -282,3 +298,8 @@ class Link:
         for task in (self._writer, self._reader):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def dial(stub: TableAsyncStub) -> Link:
+    """A new link over the replica's channel that ``stub`` calls through."""
+    return Link(stub.Link())  # type: ignore[call-arg]  # written to, not fed an iterator

@@ -308,7 +308,7 @@ class Session:
             request.expected_version = message["version"]
         started = time.perf_counter()
         try:
-            reply, _ = await self.backends.link_call(seat.replica, submit=request)
+            version = await self.backends.submit(seat.replica, request)
         except ServiceError as err:
             self.admission.answered(time.perf_counter() - started)
             self.metrics.moves.labels("refused").inc()
@@ -317,12 +317,12 @@ class Session:
         self.admission.answered(took)
         self.metrics.move_latency.observe(took)
         self.metrics.moves.labels("accepted").inc()
-        self.push({"type": "moved", "id": move_id, "version": reply.moved})
+        self.push({"type": "moved", "id": move_id, "version": version})
 
     async def _continue(self, message: dict[str, Any]) -> None:
         seat = self._playing()
         request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
-        await self.backends.link_call(seat.replica, continue_round=request)
+        await self.backends.continue_round(seat.replica, request)
 
     async def _leave(self, message: dict[str, Any]) -> None:
         if self.watching is not None:  # stop watching
@@ -356,7 +356,7 @@ class Session:
                 seat.started, seat.replica = True, located.lobby.replica
         if seat.started:
             table_request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
-            await self.backends.link_call(seat.replica, leave=table_request)
+            await self.backends.leave(seat.replica, table_request)
 
     async def _ping(self, message: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"type": "pong"}

@@ -96,9 +96,7 @@ async def test_link_calls_and_subscriptions_reach_the_owner(services: Services) 
         request = tb.SeatRequest(table_id=table_id, token="0" * 32)
         # A move sent to TABLE_ADDR (the other replica) is redirected to the owner...
         with pytest.raises(ServiceError) as refused:
-            await backends.link_call(
-                "", submit=tb.SubmitMoveRequest(table_id=table_id, move_id="m")
-            )
+            await backends.submit("", tb.SubmitMoveRequest(table_id=table_id, move_id="m"))
         assert refused.value.code == "bad_token"  # ...whose answer it is
         # A subscription at a replica that does not own the table names the owner.
         with pytest.raises(ServiceError) as moved:
@@ -117,7 +115,7 @@ async def test_a_link_call_to_a_replica_that_does_not_answer_goes_through_table_
         table_id = await create_table(backends, "")
         request = tb.SeatRequest(table_id=table_id, token="0" * 32)
         with pytest.raises(ServiceError) as refused:
-            await backends.link_call(NOWHERE, continue_round=request)
+            await backends.continue_round(NOWHERE, request)
         assert refused.value.code == "bad_token"  # answered by the replica behind TABLE_ADDR
     finally:
         await backends.close()
@@ -134,7 +132,7 @@ async def test_a_replica_in_this_process_is_linked_in_process_and_others_over_gr
         request = tb.SeatRequest(table_id=table_id, token="0" * 32)
         # In process to TABLE_ADDR, which names the owner; over gRPC to the owner, who answers.
         with pytest.raises(ServiceError) as refused:
-            await backends.link_call("", continue_round=request)
+            await backends.continue_round("", request)
         assert refused.value.code == "bad_token"
         assert links.streams(local.addr) == 1
         assert links.streams(services.table.addr) == 0  # not served here: a gRPC link
@@ -165,7 +163,7 @@ async def test_a_fleet_larger_than_the_channel_cap_keeps_every_subscription(
         await create_table(backends, third.addr)  # a third channel, over the cap
         assert backends.link(second.addr) is link and link.broken is None
         # Ann leaves: her subscription ends as the table does, not with a closed link.
-        await backends.link_call(second.addr, leave=seat)
+        await backends.leave(second.addr, seat)
         async with asyncio.timeout(10):
             async for _ in views:
                 pass

@@ -80,7 +80,7 @@ async def play_seat(
             views.append(tv)
             if tv.status == "round_over":
                 if not tv.continued[seat]:
-                    await link.request(5, continue_round=request)
+                    await link.continue_round(request, 5)
                 continue
             view = view_from_pb(tv.view)
             key = (tv.version, view.round_no, view.phase)
@@ -95,12 +95,12 @@ async def play_seat(
                 expected_version=tv.version,
             )
             try:
-                answer = await link.request(5, submit=move)
+                answer = await link.submit(move, 5)
             except ServiceError as err:
                 if err.code != "stale_version":
                     raise
                 continue
-            assert answer.moved == tv.version + 1
+            assert answer == tv.version + 1
     finally:
         sub.close()
 
@@ -156,7 +156,7 @@ async def test_refusals_come_back_with_their_codes_and_change_nothing(
     try:
         for code, request in cases.items():
             with pytest.raises(ServiceError) as refused:
-                await link.request(5, submit=request)
+                await link.submit(request, 5)
             assert refused.value.code == code, code
         sub = link.subscribe(table_pb2.SeatRequest(table_id=table_id, token="f" * 32))
         with pytest.raises(ServiceError) as refused:
@@ -289,7 +289,7 @@ async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_una
             while link.broken is None:
                 await asyncio.sleep(0.01)
         with pytest.raises(ServiceError) as refused:
-            await link.request(5, continue_round=table_pb2.SeatRequest())
+            await link.continue_round(table_pb2.SeatRequest(), 5)
         assert refused.value.code == "unavailable"
         assert links.open(running.addr) is None  # a stopped replica is no longer served
     finally:
@@ -351,12 +351,12 @@ async def test_a_call_nobody_answers_times_out_unavailable_and_a_late_answer_is_
     try:
         with pytest.raises(ServiceError) as late:
             async with asyncio.timeout(5):
-                await link.request(0.05, submit=table_pb2.SubmitMoveRequest())
+                await link.submit(table_pb2.SubmitMoveRequest(), 0.05)
         assert late.value.code == "unavailable"
         assert "in time" in late.value.message
         release.set()  # its answer comes now, to nobody; the next call gets its own
-        answer = await link.request(5, submit=table_pb2.SubmitMoveRequest())
-        assert answer.moved == 2
+        answer = await link.submit(table_pb2.SubmitMoveRequest(), 5)
+        assert answer == 2
         assert link.broken is None
     finally:
         await link.close()
