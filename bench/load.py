@@ -100,7 +100,7 @@ class Samples:
     begin: Sample  # before the first client connects
     start: Sample  # the window opens
     end: Sample  # the window closes
-    gateway_move_ms: float | None  # mean gateway → table SubmitMove in the window
+    gateway_move_ms: float | None  # mean gateway → table move (over its link) in the window
     opened_after: float  # seconds from the first connection to the window's opening
     seated: int  # clients seated (playing, or connected to the echo) when the window opened
 
@@ -278,7 +278,7 @@ def _text(title: str, s: dict[str, Any]) -> str:
             text += f" ({s['server_kb_per_client']} KB per client)"
         lines.append(text)
     if "gateway_submit_move_mean_ms" in s:
-        lines.append(f"  gateway → table SubmitMove mean {s['gateway_submit_move_mean_ms']} ms")
+        lines.append(f"  gateway → table move (link) mean {s['gateway_submit_move_mean_ms']} ms")
     lines.append(
         f"  clients: {s['procs']} process(es), CPU {s['client_cpu_cores']} cores, "
         f"loop lag p99 {s['client_loop_lag_p99_ms']} ms"

@@ -4,9 +4,9 @@ the matchmaker's per table, with their TTLs. For docs/deploy.md's sizing of the 
     python bench/redis_memory.py [--tables 50]
 
 Starts its own durable ``redis-server`` (AOF, a password) and a table replica in this
-process on it; each table seats two human seats (``SubmitMove`` over real gRPC, each
-move answered, so the move-id records and replies are stored as in play) and is played
-to the end by rackcore's bots. ``MEMORY USAGE`` of every key of a table is summed at
+process on it; each table seats two human seats (moves over the gateway's link client
+on real gRPC, each answered, so the move-id records and replies are stored as in play)
+and is played to the end by rackcore's bots. ``MEMORY USAGE`` of every key of a table is summed at
 its first move, halfway and once finished; the matchmaker's keys (its table record,
 room code, two seat tokens) from its own store. Prints bytes per table (median of the
 tables) and the machine's load average: the machine may be shared.
@@ -35,9 +35,11 @@ sys.path.insert(0, str(ROOT))
 from rackcore import Rules  # noqa: E402
 from rackcore.bots import choose  # noqa: E402
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc  # noqa: E402
+from services.common.errors import ServiceError  # noqa: E402
 from services.common.redis_client import connect  # noqa: E402
 from services.common.registry import RedisRegistry  # noqa: E402
 from services.convert import move_to_pb, view_from_pb  # noqa: E402
+from services.gateway.link import dial  # noqa: E402
 from services.matchmaker.ids import hash_token, new_table_id, new_token  # noqa: E402
 from services.matchmaker.records import NewTable, Sitter, Timings  # noqa: E402
 from services.matchmaker.redis_store import RedisStore as MatchmakerStore  # noqa: E402
@@ -88,33 +90,38 @@ async def play(
         nonlocal moves
         request = table_pb2.SeatRequest(table_id=table_id, token=token)
         done: set[tuple[int, str]] = set()
-        async for tv in stub.Subscribe(request):
+        async for tv in link.subscribe(request):
             if tv.status == "round_over":
                 if (tv.version, "continue") not in done:
                     done.add((tv.version, "continue"))
-                    await stub.Continue(request)
+                    await link.continue_round(request, 5)
                 continue
             view = view_from_pb(tv.view)
             if tv.status != "playing" or not view.my_turn or (tv.version, "move") in done:
                 continue
             done.add((tv.version, "move"))
             try:
-                await stub.SubmitMove(
+                await link.submit(
                     table_pb2.SubmitMoveRequest(
                         table_id=table_id,
                         token=token,
                         move=move_to_pb(choose(view, "medium", seed=tv.version)),
                         move_id=f"m{tv.version}-{secrets.token_hex(4)}",
                         expected_version=tv.version,
-                    )
+                    ),
+                    5,
                 )
-            except grpc.aio.AioRpcError:
+            except ServiceError:
                 continue  # overtaken by a newer view: answer that one
             moves += 1
             if moves in (1, 150):
                 sizes.append(usage(sync, names))
 
-    await asyncio.gather(*(seat(token) for token in tokens))
+    link = dial(stub)
+    try:
+        await asyncio.gather(*(seat(token) for token in tokens))
+    finally:
+        await link.close()
     sizes.append(usage(sync, names))
     while len(sizes) < 3:
         sizes.insert(1, sizes[0])

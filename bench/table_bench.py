@@ -1,12 +1,13 @@
-"""How fast a table replica takes moves: SubmitMove on one table, then across many tables.
+"""How fast a table replica takes moves: on one table, then across many tables.
 
     python bench/table_bench.py [--moves 400] [--tables 20] [--redis redis://...]
 
 The replica runs as its own process (``python -m services.table``, the memory store
-unless ``--redis``); this process plays every seat of each table over real gRPC,
-with every seat subscribed (so each move also pays for its broadcasts). Each table
-is played move after move, as people would; the many-table run plays them all at
-once. Prints moves per second and the p50/p99 SubmitMove latency. Client and
+unless ``--redis``); this process plays every seat of each table over real gRPC, on
+one link (the gateway's client) as a gateway would, with every seat subscribed (so
+each move also pays for its broadcasts). Each table is played move after move, as
+people would; the many-table run plays them all at once. Prints moves per second and
+the p50/p99 latency of a move's call. Client and
 server share the machine: compare figures from one run, not across machines.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.gateway.link import Link, dial
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = 2
@@ -65,17 +67,23 @@ def _slot(card: int, deck_size: int) -> int:
 
 
 class Seat:
-    """One seat's stream, read as its gateway would; keeps the newest view."""
+    """One seat's subscription over the link, read as its gateway would; keeps the newest view."""
 
-    def __init__(self, call: grpc.aio.UnaryStreamCall) -> None:  # type: ignore[type-arg]
+    def __init__(self, link: Link, request: table_pb2.SeatRequest) -> None:
         self.latest: game_pb2.TableView | None = None
         self.changed = asyncio.Event()
-        self.reader = asyncio.ensure_future(self._read(call))
+        self.views = link.subscribe(request, self._seen)
 
-    async def _read(self, call: grpc.aio.UnaryStreamCall) -> None:  # type: ignore[type-arg]
-        async for view in call:
-            self.latest = view
-            self.changed.set()
+    def _seen(self, view: game_pb2.TableView) -> None:
+        self.latest = view
+        self.changed.set()
+
+    async def at(self, version: int) -> game_pb2.TableView:
+        """The seat's view once the table is at ``version``."""
+        while self.latest is None or self.latest.version < version:
+            self.changed.clear()
+            await self.changed.wait()
+        return self.latest
 
     async def dealt(self, version: int) -> game_pb2.TableView:
         """The first view of the next round (the table deals at once: CONTINUE_MS=0)."""
@@ -86,18 +94,17 @@ class Seat:
             self.changed.clear()
             await self.changed.wait()
 
-    async def close(self) -> None:
-        self.reader.cancel()
-        await asyncio.gather(self.reader, return_exceptions=True)
+    def close(self) -> None:
+        self.views.close()
 
 
-async def play_table(stub: table_pb2_grpc.TableAsyncStub, moves: int) -> list[float]:
-    """Play ``moves`` moves at a new table; the latency of each SubmitMove in seconds."""
+async def play_table(stub: table_pb2_grpc.TableAsyncStub, link: Link, moves: int) -> list[float]:
+    """Play ``moves`` moves at a new table; the latency of each move's call in seconds."""
     rules = game_pb2.Rules(players=PLAYERS, target=10_000, turn_cap=1_000)
     specs = [table_pb2.SeatSpec(name=f"P{i}") for i in range(PLAYERS)]
     created = await stub.CreateTable(table_pb2.CreateTableRequest(rules=rules, seats=specs))
     tid, tokens = created.table_id, list(created.tokens)
-    seats = [Seat(stub.Subscribe(table_pb2.SeatRequest(table_id=tid, token=t))) for t in tokens]
+    seats = [Seat(link, table_pb2.SeatRequest(table_id=tid, token=t)) for t in tokens]
     view = await seats[0].dealt(0)
     latencies = []
     for n in range(moves):
@@ -112,13 +119,13 @@ async def play_table(stub: table_pb2_grpc.TableAsyncStub, moves: int) -> list[fl
             table_id=tid, token=tokens[turn], move=move, move_id=f"m{n}", expected_version=n
         )
         started = time.perf_counter()
-        reply = await stub.SubmitMove(request)
+        version = await link.submit(request, 10)
         latencies.append(time.perf_counter() - started)
-        view = reply.view
+        view = await seats[turn].at(version)  # the mover's own view (its held card)
         if view.status not in ("playing", "round_over"):
             break
     for seat in seats:
-        await seat.close()
+        seat.close()
     return latencies
 
 
@@ -142,19 +149,21 @@ async def main() -> None:
         try:
             async with grpc.aio.insecure_channel(addr) as channel:
                 stub = table_pb2_grpc.TableStub(channel)
-                await play_table(stub, 50)  # warm up
+                link = dial(stub)
+                await play_table(stub, link, 50)  # warm up
                 print(
                     f"store: {'redis' if args.redis else 'memory'}, {PLAYERS} seats, all subscribed"
                 )
                 started = time.perf_counter()
-                one = await play_table(stub, args.moves)
+                one = await play_table(stub, link, args.moves)
                 report("one table", one, time.perf_counter() - started)
                 started = time.perf_counter()
                 many = await asyncio.gather(
-                    *(play_table(stub, args.moves) for _ in range(args.tables))
+                    *(play_table(stub, link, args.moves) for _ in range(args.tables))
                 )
                 flat = [x for table in many for x in table]
                 report(f"{args.tables} tables at once", flat, time.perf_counter() - started)
+                await link.close()
         finally:
             process.terminate()
             process.wait()

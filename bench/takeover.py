@@ -50,12 +50,14 @@ from lease_bench import LOCAL, PASSWORD, start_redis  # noqa: E402
 
 from rackcore.bots import choose  # noqa: E402
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc  # noqa: E402
-from services.common.errors import from_rpc_error  # noqa: E402
+from services.common.errors import ServiceError  # noqa: E402
 from services.convert import move_to_pb, view_from_pb  # noqa: E402
+from services.gateway.link import Link, dial  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
 
 GIVE_UP_S = 30.0
 RETRY_S = 0.02
+CALL_S = 5.0  # seconds a call over the link waits for its answer
 _ids = itertools.count()
 
 
@@ -110,41 +112,43 @@ class Seat:
         spare = itertools.cycle(self.survivors)
         request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
         while not self.done:
-            stub = table_pb2_grpc.TableStub(channels[self.addr])
+            link = dial(table_pb2_grpc.TableStub(channels[self.addr]))
             try:
-                async for view in stub.Subscribe(request):
+                async for view in link.subscribe(request):
                     self.views.append((time.monotonic(), view.version, self.addr))
-                    await self.answer(stub, view)
+                    await self.answer(link, view)
                 self.done = True
-            except grpc.aio.AioRpcError as exc:
-                err = from_rpc_error(exc)
+            except ServiceError as err:
                 if err.code == "wrong_replica" and err.owner and err.owner in channels:
                     self.addr = err.owner
                 else:
                     self.addr = next(spare)
                 await asyncio.sleep(RETRY_S)
+            finally:
+                await link.close()
 
-    async def answer(self, stub: Any, tv: game_pb2.TableView) -> None:
+    async def answer(self, link: Link, tv: game_pb2.TableView) -> None:
         seat_request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
         if tv.status == "round_over" and not tv.continued[0]:
-            await stub.Continue(seat_request)
+            await link.continue_round(seat_request, CALL_S)
             return
         view = view_from_pb(tv.view)
         if tv.status != "playing" or not view.my_turn:
             return
         await asyncio.sleep(self.pace)
         try:
-            await stub.SubmitMove(
+            await link.submit(
                 table_pb2.SubmitMoveRequest(
                     table_id=self.table_id,
                     token=self.token,
                     move=move_to_pb(choose(view, "medium", seed=tv.version)),
                     move_id=f"m{next(_ids)}",
                     expected_version=tv.version,
-                )
+                ),
+                CALL_S,
             )
-        except grpc.aio.AioRpcError as exc:
-            if from_rpc_error(exc).code not in ("stale_version", "not_your_turn", "illegal_move"):
+        except ServiceError as err:
+            if err.code not in ("stale_version", "not_your_turn", "illegal_move"):
                 raise
 
 

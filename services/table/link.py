@@ -27,24 +27,29 @@ from typing import Protocol
 from services._gen.rackem.v1 import table_pb2
 from services.common import eager
 from services.common.errors import ServiceError
-from services.common.in_process import Writer
 from services.common.logs import event
 from services.common.unexpected import refusal_for
 from services.table.subscribers import Subscriber
 
-__all__ = ["LinkServer", "Operations"]
+__all__ = ["LinkServer", "Operations", "Writer"]
 
 log = logging.getLogger("rackem.table")
 
 MAX_EVENTS = 256  # events in one message down the link
 
 
+class Writer(Protocol):
+    """Where the link's messages go: the ``Table.Link`` call's gRPC context."""
+
+    async def write(self, message: table_pb2.LinkDown) -> None: ...
+
+
 class Operations(Protocol):
     """What a link may ask of the replica (``TableService`` provides them)."""
 
-    async def submit(self, request: table_pb2.SubmitMoveRequest) -> table_pb2.SubmitMoveReply: ...
-    async def continue_round(self, request: table_pb2.SeatRequest) -> table_pb2.Ack: ...
-    async def leave(self, request: table_pb2.SeatRequest) -> table_pb2.Ack: ...
+    async def submit(self, request: table_pb2.SubmitMoveRequest) -> int: ...
+    async def continue_round(self, request: table_pb2.SeatRequest) -> None: ...
+    async def leave(self, request: table_pb2.SeatRequest) -> None: ...
     async def follow(
         self, request: table_pb2.SeatRequest, notify: Callable[[], None]
     ) -> tuple[_Table, Subscriber]: ...
@@ -96,9 +101,7 @@ class LinkServer:
         self._writing = False
         self._write_now: Callable[[table_pb2.LinkDown], bool] | None = None
 
-    async def run(
-        self, requests: AsyncIterator[table_pb2.LinkUp], context: Writer[table_pb2.LinkDown]
-    ) -> None:
+    async def run(self, requests: AsyncIterator[table_pb2.LinkUp], context: Writer) -> None:
         """Serve the link until the gateway closes it; raises ``unavailable`` if it overflows."""
         self._write_now = getattr(context, "write_nowait", None)  # an in-process pipe
         take_directly = getattr(context, "take_directly", None)
@@ -127,7 +130,7 @@ class LinkServer:
             following.stop()
         self._subs.clear()
 
-    async def _write(self, context: Writer[table_pb2.LinkDown]) -> None:
+    async def _write(self, context: Writer) -> None:
         while not self._overflowed.is_set():
             if not self._outbox:
                 if not self._reading:
@@ -213,10 +216,10 @@ class LinkServer:
             self._fail(call_id, refusal_for(log, "Link", exc))
 
     async def _submit(self, call_id: int, request: table_pb2.SubmitMoveRequest) -> None:
-        reply = await self._ops.submit(request)
-        self._emit(table_pb2.LinkEvent(id=call_id, moved=reply.version))
+        version = await self._ops.submit(request)
+        self._emit(table_pb2.LinkEvent(id=call_id, moved=version))
 
-    async def _done(self, call_id: int, work: Awaitable[table_pb2.Ack]) -> None:
+    async def _done(self, call_id: int, work: Awaitable[None]) -> None:
         await work
         self._emit(table_pb2.LinkEvent(id=call_id, done=table_pb2.Ack()))
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
 import grpc
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health_pb2
 
 from services._gen.rackem.v1 import table_pb2_grpc
+from services._gen.rackem.v1.table_pb2 import LinkUp
 from services.common import logs, loop
 from services.common.archive import Archive, data_file
 from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
@@ -20,7 +23,9 @@ from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.settings import from_env
 from services.table.bot_client import BotClient
 from services.table.clocks import Timing
+from services.table.link import LinkServer, Writer
 from services.table.service import TableService
+from services.table.servicer import TableServicer
 from services.table.settings import TableSettings
 from services.table.store import TableStore
 from services.table.store_memory import MemoryStore
@@ -39,7 +44,7 @@ SERVICE_NAME = "rackem.v1.Table"
 @dataclass(slots=True)
 class Running:
     """A started table replica: ``port`` bound, ``addr`` advertised, ``tables`` it owns,
-    ``service`` (its RPCs, for callers in this process)."""
+    ``service`` (its operations, for callers in this process)."""
 
     server: grpc.aio.Server
     health: health_aio.HealthServicer
@@ -123,8 +128,8 @@ async def create_server(
         settings.bot_retry_ms,
     )
     tables = Tables(settings, config, registry, bots, replica_id)
-    service = TableService(tables, settings.link_queue)
-    table_pb2_grpc.add_TableServicer_to_server(service, server)
+    service = TableService(tables)
+    table_pb2_grpc.add_TableServicer_to_server(TableServicer(service, settings.link_queue), server)
     health = add_health(server, [SERVICE_NAME])
 
     async def reachable(up: bool) -> None:  # ready only while this replica reaches Redis
@@ -137,10 +142,16 @@ async def create_server(
     await server.start()
     await tables.start()
     if in_process is not None:
-        in_process.serve(addr, service.link)
+        in_process.serve(addr, partial(_serve_link, service, settings.link_queue))
     await set_serving(health, [SERVICE_NAME], True)
     logs.event(log, "table_serving", port=port, addr=addr, replica=replica_id)
     return Running(server, health, tables, bots, client, port, addr, service, in_process)
+
+
+async def _serve_link(
+    service: TableService, limit: int, requests: AsyncIterator[LinkUp], out: Writer
+) -> None:
+    await LinkServer(service, limit).run(requests, out)
 
 
 async def serve(settings: TableSettings) -> None:

@@ -15,13 +15,14 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry, Registry, Replica
+from services.gateway.link import dial
 from services.matchmaker.placement import Placer
 from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
 from services.table.store_memory import MemoryStore as TableMemoryStore
 
-from .clients import LIMIT_S, refused, until_status
+from .clients import LIMIT_S, until_status
 from .conftest import FAST, SLOW_FILL, Cluster
 
 TABLE = TableSettings(host="127.0.0.1", port=0, bot_addr="", bot_delay_ms=10, heartbeat_ms=100)
@@ -40,13 +41,16 @@ async def tables(registry: Registry) -> AsyncIterator[list[TableRunning]]:
 
 
 async def first_view(replica: str, table_id: str, token: str) -> game_pb2.TableView:
+    """The seat's first view, over the gateway's link client to ``replica``."""
     async with grpc.aio.insecure_channel(replica) as channel:
-        stub = table_pb2_grpc.TableStub(channel)
-        stream = stub.Subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
-        async with asyncio.timeout(LIMIT_S):
-            view = await stream.read()
-        stream.cancel()
-    assert isinstance(view, game_pb2.TableView)
+        link = dial(table_pb2_grpc.TableStub(channel))
+        try:
+            views = link.subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
+            async with asyncio.timeout(LIMIT_S):
+                view = await anext(views)
+            views.close()
+        finally:
+            await link.close()
     return view
 
 
@@ -66,10 +70,9 @@ async def test_a_quick_match_table_accepts_the_seat_tokens_it_was_given(
             seated.seat,
         )
         assert [(s.name, s.kind) for s in view.seats] == [("Ann", "human"), ("Bob", "human")]
-    async with grpc.aio.insecure_channel(bob.lobby.replica) as channel:
-        table = table_pb2_grpc.TableStub(channel)
-        forged = table.Subscribe(table_pb2.SeatRequest(table_id=ann.table_id, token="0" * 32))
-        assert await refused(forged.read()) == "bad_token"
+    with pytest.raises(ServiceError) as forged:
+        await first_view(bob.lobby.replica, ann.table_id, "0" * 32)
+    assert forged.value.code == "bad_token"
 
 
 async def test_a_timed_out_quick_table_gets_bots_on_the_real_table(

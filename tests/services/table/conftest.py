@@ -11,6 +11,7 @@ import pytest
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
+from services.gateway.link import Link, dial
 from services.table.server import Running, create_server
 from services.table.store_memory import MemoryStore
 from table.table_players import ServerFactory, fast_settings
@@ -52,3 +53,12 @@ async def start_table_server(bot_server: BotRunning) -> AsyncIterator[ServerFact
     for running in reversed(started):
         if not running.tables.draining:
             await running.stop(0)
+
+
+@pytest.fixture
+async def link(stub: table_pb2_grpc.TableAsyncStub) -> AsyncIterator[Link]:
+    """The gateway's link client over ``stub``'s channel: the table's calls, as a gateway
+    makes them."""
+    opened = dial(stub)
+    yield opened
+    await opened.close()

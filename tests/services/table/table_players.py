@@ -1,15 +1,17 @@
 """Helpers for table-service tests: short-clock settings, tables, and players that drive seats.
 
-``SeatPlayer`` plays one human seat the way a gateway would: it subscribes, answers
-each view on its turn with ``SubmitMove`` (moves chosen by ``rackcore.bots`` from
-the view it received), continues at round over, and keeps every view it was sent.
+``SeatPlayer`` plays one human seat the way a gateway would, over the gateway's own
+link client (``services.gateway.link``) on a real gRPC channel: it subscribes, answers
+each view on its turn with a move (chosen by ``rackcore.bots`` from the view it
+received), continues at round over, and keeps every view it was sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -17,8 +19,9 @@ import grpc
 from rackcore import Match, Move, match_from_log, observe
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
-from services.common.errors import from_rpc_error
+from services.common.errors import ServiceError, from_rpc_error
 from services.convert import move_to_pb, view_from_pb, view_to_pb
+from services.gateway.link import Link, dial
 from services.table.server import Running
 from services.table.settings import TableSettings
 
@@ -38,6 +41,7 @@ FAST: dict[str, Any] = {
 
 
 ServerFactory = Callable[..., Awaitable[Running]]
+TIMEOUT = 5.0  # seconds a call over a link waits for its answer
 
 
 def fast_settings(**overrides: Any) -> TableSettings:
@@ -62,12 +66,23 @@ async def create_table(
     return reply
 
 
+@contextlib.asynccontextmanager
+async def linked(stub: table_pb2_grpc.TableAsyncStub) -> AsyncIterator[Link]:
+    """A link over ``stub``'s channel (the gateway's client), closed at the end."""
+    link = dial(stub)
+    try:
+        yield link
+    finally:
+        await link.close()
+
+
 def error_code(exc: grpc.aio.AioRpcError) -> str:
     return from_rpc_error(exc).code
 
 
 class SeatPlayer:
-    """Plays one seat through Subscribe, SubmitMove and Continue; keeps every view sent."""
+    """Plays one seat over a link to ``stub``'s replica (its own, opened by ``run``):
+    subscribes, moves on its turn, continues at round over; keeps every view sent."""
 
     _ids = itertools.count()
 
@@ -91,19 +106,26 @@ class SeatPlayer:
         self._done: set[tuple[int, int, str]] = set()
 
     async def run(self, stop: Callable[[game_pb2.TableView], bool] | None = None) -> None:
-        """Play until the stream ends (the table is over) or ``stop(view)`` is true."""
+        """Play until the subscription ends (the table is over) or ``stop(view)`` is true;
+        raises the ``ServiceError`` it ended with, if any."""
         request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
-        async for view in self.stub.Subscribe(request):
-            self.views.append(view)
-            if stop is not None and stop(view):
-                return
-            await self.answer(view)
+        link = dial(self.stub)
+        views = link.subscribe(request)
+        try:
+            async for view in views:
+                self.views.append(view)
+                if stop is not None and stop(view):
+                    return
+                await self.answer(link, view)
+        finally:
+            views.close()
+            await link.close()
 
-    async def answer(self, tv: game_pb2.TableView) -> None:
+    async def answer(self, link: Link, tv: game_pb2.TableView) -> None:
         seat_request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
         if tv.status == "round_over" and not tv.continued[self.seat]:
             if self.continues:
-                await self.stub.Continue(seat_request)
+                await link.continue_round(seat_request, TIMEOUT)
             return
         view = view_from_pb(tv.view)
         key = (tv.version, view.round_no, view.phase)
@@ -111,20 +133,20 @@ class SeatPlayer:
             return
         move = choose(view, "medium", seed=tv.version)
         try:
-            await self.stub.SubmitMove(
+            await link.submit(
                 table_pb2.SubmitMoveRequest(
                     table_id=self.table_id,
                     token=self.token,
                     move=move_to_pb(move),
                     move_id=f"move-{next(self._ids)}",
                     expected_version=tv.version,
-                )
+                ),
+                TIMEOUT,
             )
-        except grpc.aio.AioRpcError as exc:
-            code = error_code(exc)
-            if code != "stale_version":  # a newer view is on its way; answer that one
+        except ServiceError as err:
+            if err.code != "stale_version":  # a newer view is on its way; answer that one
                 raise
-            self.refused.append(code)
+            self.refused.append(err.code)
         self._done.add(key)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, TypeAlias
+from contextlib import AsyncExitStack
+from typing import TypeAlias
 
 import grpc
 import pytest
@@ -13,32 +14,45 @@ import pytest
 from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.errors import ServiceError
 from services.convert import move_to_pb, view_from_pb
+from services.gateway.link import Link, Subscription
 from services.table.clocks import now_ms
-from table.table_players import SeatPlayer, ServerFactory, create_table, error_code
+from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
 
 
-def _views(stub: Stub, table_id: str, token: str) -> Any:
-    return stub.Subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
+def _views(link: Link, table_id: str, token: str) -> Subscription:
+    return link.subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
 
 
-async def _read(stream: Any) -> game_pb2.TableView:
-    view = await stream.read()
-    assert isinstance(view, game_pb2.TableView), "the stream ended"
+async def _read(stream: Subscription) -> game_pb2.TableView:
+    view = await anext(stream, None)
+    assert view is not None, "the subscription ended"
     return view
+
+
+async def _at(
+    stream: Subscription, version: int, seen: list[game_pb2.TableView]
+) -> game_pb2.TableView:
+    """The seat's view at ``version`` (read on from ``seen``'s last, kept in ``seen``)."""
+    while not seen or seen[-1].version < version:
+        seen.append(await _read(stream))
+    assert seen[-1].version == version
+    return seen[-1]
 
 
 async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=150, bot_delay_ms=1_000)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with grpc.aio.insecure_channel(server.addr) as channel, AsyncExitStack() as stack:
         stub = table_pb2_grpc.TableStub(channel)
+        link = await stack.enter_async_context(linked(stub))
         created = await create_table(stub, humans=1, bots=1)
         tid, token = created.table_id, created.tokens[0]
-        stream = _views(stub, tid, token)
+        stream = _views(link, tid, token)
         seen: list[game_pb2.TableView] = []
         reply = None
         async with asyncio.timeout(30):
@@ -64,16 +78,18 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
                     expected_version=view.version,
                 )
                 try:
-                    reply = await stub.SubmitMove(request)
-                except grpc.aio.AioRpcError as exc:
-                    assert error_code(exc) == "stale_version"  # the cover was quicker
+                    version = await link.submit(request, 5)
+                except ServiceError as exc:
+                    assert exc.code == "stale_version"  # the cover was quicker
+                else:
+                    reply = await _at(stream, version, seen)
             # Then it stops again: its resolve clock runs out and the cover plays for it.
             while not (seen[-1].last_move.by == "cover" and seen[-1].last_move.seat == 0):
                 seen.append(await _read(stream))
-        stream.cancel()
-    assert reply.view.seats[0].kind == "human"
-    assert reply.view.last_move.by == "human" and reply.view.last_move.seat == 0
-    assert reply.view.deadline_ms > 0  # the human's clock runs again for the next decision
+        stream.close()
+    assert reply.seats[0].kind == "human"
+    assert reply.last_move.by == "human" and reply.last_move.seat == 0
+    assert reply.deadline_ms > 0  # the human's clock runs again for the next decision
     human_turns = [v for v in seen if v.view.turn == 0 and v.seats[0].kind == "human"]
     assert human_turns and all(v.deadline_ms > 0 for v in human_turns if v.status == "playing")
     assert seen[-1].seats[0].kind == "cover"
@@ -83,20 +99,21 @@ async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=150, bot_delay_ms=400)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with grpc.aio.insecure_channel(server.addr) as channel, AsyncExitStack() as stack:
         stub = table_pb2_grpc.TableStub(channel)
+        link = await stack.enter_async_context(linked(stub))
         created = await create_table(stub, humans=1, bots=1)
         tid, token = created.table_id, created.tokens[0]
-        stream = _views(stub, tid, token)
+        stream = _views(link, tid, token)
         async with asyncio.timeout(30):
             view = await _read(stream)
             while not (view.seats[0].kind == "cover" and view.view.turn == 0):
                 view = await _read(stream)
             # One tap: the seat is the human's again, with a fresh clock on its turn.
-            await stub.Continue(table_pb2.SeatRequest(table_id=tid, token=token))
+            await link.continue_round(table_pb2.SeatRequest(table_id=tid, token=token), 5)
             while view.seats[0].kind != "human":
                 view = await _read(stream)
-        stream.cancel()
+        stream.close()
     assert view.status == "playing"
     if view.view.turn == 0:  # (the cover's move may have landed first)
         assert view.deadline_ms > 0 and view.remaining_ms > 0
@@ -108,11 +125,12 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=800, bot_delay_ms=50)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with grpc.aio.insecure_channel(server.addr) as channel, AsyncExitStack() as stack:
         stub = table_pb2_grpc.TableStub(channel)
+        link = await stack.enter_async_context(linked(stub))
         created = await create_table(stub, humans=2, bots=0)
         tid = created.table_id
-        streams = [_views(stub, tid, token) for token in created.tokens]
+        streams = [_views(link, tid, token) for token in created.tokens]
         table = server.tables.live[tid]
         async with asyncio.timeout(20):
             view = await _read(streams[0])
@@ -122,16 +140,18 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
                 await asyncio.sleep(0.01)
             planned = table.planned_at
             mover = view.view.turn
-            reply = await stub.SubmitMove(
+            version = await link.submit(
                 table_pb2.SubmitMoveRequest(
                     table_id=tid,
                     token=created.tokens[mover],
                     move=game_pb2.Move(act="draw", source="stock"),
                     move_id="draw-1",
-                )
+                ),
+                5,
             )
             # The driver waits on for the cover it planned: the new clock is later.
-            assert reply.view.deadline_ms > planned
+            reply = await _at(streams[mover], version, [])
+            assert reply.deadline_ms > planned
             assert table.planned_at == planned and not table.changed.is_set()
             # Nobody moves again: at the planned time it looks, sleeps on, and covers the
             # seat at the new deadline, not before.
@@ -140,9 +160,9 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
                 if view.last_move.by == "cover":
                     break
         for stream in streams:
-            stream.cancel()
+            stream.close()
     assert view.last_move.seat == mover and view.version == 2
-    assert now_ms() >= reply.view.deadline_ms
+    assert now_ms() >= reply.deadline_ms
 
 
 async def test_the_round_over_screen_waits_for_the_connected_human(
@@ -190,7 +210,8 @@ async def test_a_table_without_a_connected_human_is_abandoned(
         async with asyncio.timeout(20):
             while (await stub.GetSummary(request)).status != "ended":
                 await asyncio.sleep(0.05)
-        last = [v async for v in _views(stub, created.table_id, created.tokens[0])]
+        async with linked(stub) as link:
+            last = [v async for v in _views(link, created.table_id, created.tokens[0])]
         assert len(last) == 1 and last[0].ended_reason == "abandoned"
         record = json.loads((await stub.GetRecord(request)).log_json)
     assert verify(record) == {**verify(record), "valid": True, "finished": False}

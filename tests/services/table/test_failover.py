@@ -17,8 +17,9 @@ import pytest
 
 from rackcore import verify
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.common.errors import ServiceError
 from services.common.running import Running as BotRunning
-from table.table_players import SeatPlayer, create_table, error_code
+from table.table_players import SeatPlayer, create_table
 
 pytestmark = pytest.mark.containers
 
@@ -111,8 +112,8 @@ async def _resume(player: SeatPlayer) -> None:
         try:
             await player.run()
             return
-        except grpc.aio.AioRpcError as exc:
-            if error_code(exc) not in RETRY:
+        except ServiceError as exc:
+            if exc.code not in RETRY:
                 raise
         await asyncio.sleep(0.05)
 
@@ -168,7 +169,7 @@ async def test_a_replica_stopped_by_sigterm_hands_its_table_over(
         tasks = await _play_until(players, 10)
         first.process.send_signal(signal.SIGTERM)
         outcomes = await asyncio.gather(*tasks, return_exceptions=True)
-        assert all(isinstance(o, grpc.aio.AioRpcError) for o in outcomes)
+        assert all(isinstance(o, ServiceError) for o in outcomes)
         assert await asyncio.to_thread(first.process.wait, 20) == 0
         moved = max(v.version for p in players for v in p.views)
         await _finish_elsewhere(players, table_pb2_grpc.TableStub(b), created.table_id, moved)

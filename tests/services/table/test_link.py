@@ -23,11 +23,17 @@ from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
-from services.common.in_process import TableLinks, Writer
+from services.common.in_process import TableLinks
 from services.convert import move_to_pb, view_from_pb
 from services.gateway.link import Link, Stream
 from services.table.server import Running
-from table.table_players import ServerFactory, assert_views_private, create_table, error_code
+from table.table_players import (
+    ServerFactory,
+    assert_views_private,
+    create_table,
+    error_code,
+    linked,
+)
 
 _ids = itertools.count()
 
@@ -171,9 +177,11 @@ async def test_refusals_come_back_with_their_codes_and_change_nothing(
 
 async def _my_turn(stub: table_pb2_grpc.TableAsyncStub, table_id: str, token: str) -> bool:
     request = table_pb2.SeatRequest(table_id=table_id, token=token)
-    async for tv in stub.Subscribe(request):
-        return tv.view.turn == tv.view.seat
-    raise AssertionError("no view")
+    async with linked(stub) as link:
+        views = link.subscribe(request)
+        tv = await anext(views)
+        views.close()
+    return tv.view.turn == tv.view.seat
 
 
 async def test_a_closed_subscription_lets_the_seat_go(
@@ -327,39 +335,6 @@ async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
             sub.close()
         finally:
             await link.close()
-
-
-async def test_a_call_nobody_answers_times_out_unavailable_and_a_late_answer_is_dropped() -> None:
-    """The gateway's side alone, against a handler that answers each call only when told."""
-    release = asyncio.Event()
-
-    async def slow(
-        requests: AsyncIterator[table_pb2.LinkUp], out: Writer[table_pb2.LinkDown]
-    ) -> None:
-        async for up in requests:
-            for call in up.calls:
-                if call.id == 1:
-                    await release.wait()  # the first call is answered late
-                event = table_pb2.LinkEvent(id=call.id, moved=call.id)
-                await out.write(table_pb2.LinkDown(events=[event]))
-
-    links = TableLinks()
-    links.serve("127.0.0.1:1", slow)
-    stream = links.open("127.0.0.1:1")
-    assert stream is not None
-    link = Link(stream)
-    try:
-        with pytest.raises(ServiceError) as late:
-            async with asyncio.timeout(5):
-                await link.submit(table_pb2.SubmitMoveRequest(), 0.05)
-        assert late.value.code == "unavailable"
-        assert "in time" in late.value.message
-        release.set()  # its answer comes now, to nobody; the next call gets its own
-        answer = await link.submit(table_pb2.SubmitMoveRequest(), 5)
-        assert answer == 2
-        assert link.broken is None
-    finally:
-        await link.close()
 
 
 async def test_a_finished_table_is_freed_with_the_link_still_open(

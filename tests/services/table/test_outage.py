@@ -5,6 +5,7 @@ the test's own (Debian's redis-server, AOF), stopped and started again on its po
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator
@@ -17,12 +18,13 @@ from redis_engines import Single
 from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.common.errors import ServiceError
 from services.common.redis_client import connect
 from services.common.registry import RedisRegistry
 from services.convert import move_to_pb, view_from_pb
 from services.table.server import Running
 from services.table.store_redis import RedisStore
-from table.table_players import SeatPlayer, ServerFactory, create_table, error_code
+from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 
 @pytest.fixture
@@ -72,7 +74,7 @@ async def test_moves_made_while_redis_restarts_wait_and_the_match_goes_on(
             await asyncio.sleep(0.01)
         await _outage(own_redis, 1.5)  # a restart: AOF brings every table back
         async with asyncio.timeout(120):
-            await games  # every SubmitMove answered: none refused for the outage
+            await games  # every move answered: none refused for the outage
     held = [r for r in caplog.records if r.getMessage() == "store_unavailable"]
     assert held, "no move met the outage"
     assert not [r for r in caplog.records if r.getMessage() == "store_error"]
@@ -94,13 +96,19 @@ async def test_a_move_refused_for_a_long_outage_is_kept_once_when_retried_by_its
         store=store, registry=RedisRegistry(client), lease_ms=30_000, store_hold_ms=300
     )
     try:
-        async with grpc.aio.insecure_channel(running.addr) as channel:
+        async with (
+            grpc.aio.insecure_channel(running.addr) as channel,
+            contextlib.AsyncExitStack() as stack,
+        ):
             stub = table_pb2_grpc.TableStub(channel)
             reply = await create_table(stub, humans=1, bots=1)
             seat = table_pb2.SeatRequest(table_id=reply.table_id, token=reply.tokens[0])
-            async for tv in stub.Subscribe(seat):
+            link = await stack.enter_async_context(linked(stub))
+            views = link.subscribe(seat)
+            async for tv in views:
                 if view_from_pb(tv.view).my_turn:
                     break
+            views.close()
             request = table_pb2.SubmitMoveRequest(
                 table_id=reply.table_id,
                 token=reply.tokens[0],
@@ -109,13 +117,13 @@ async def test_a_move_refused_for_a_long_outage_is_kept_once_when_retried_by_its
             )
             before = len((await store.load(reply.table_id)).moves)  # type: ignore[union-attr]
             own_redis.server.stop()
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await stub.SubmitMove(request)
-            assert error_code(refused.value) == "unavailable"
+            with pytest.raises(ServiceError) as refused:
+                await link.submit(request, 5)
+            assert refused.value.code == "unavailable"
             await asyncio.to_thread(own_redis.server.start)
-            accepted = await stub.SubmitMove(request)
-            again = await stub.SubmitMove(request)  # the same id once more: the same answer
-            assert again.version == accepted.version
+            accepted = await link.submit(request, 5)
+            again = await link.submit(request, 5)  # the same id once more: the same answer
+            assert again == accepted
         stored = await store.load(reply.table_id)
         assert stored is not None
         assert stored.moves[before]["seat"] == 0

@@ -11,12 +11,13 @@ import pytest
 
 from rackcore import SPECTATOR
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.errors import ServiceError
 from services.table.server import Running
 from table.table_players import (
     SeatPlayer,
     ServerFactory,
     assert_views_private,
-    error_code,
+    linked,
     play_to_the_end,
     seat_specs,
 )
@@ -38,8 +39,9 @@ async def open_table(
 async def watch_all(
     stub: table_pb2_grpc.TableAsyncStub, table_id: str, into: list[game_pb2.TableView]
 ) -> None:
-    async for view in stub.Watch(table_pb2.SummaryRequest(table_id=table_id)):
-        into.append(view)
+    async with linked(stub) as link:
+        async for view in link.watch(table_pb2.SummaryRequest(table_id=table_id)):
+            into.append(view)
 
 
 @pytest.mark.parametrize(("humans", "bots"), [(2, 0), (1, 2), (2, 2)])
@@ -67,9 +69,9 @@ async def test_a_table_not_open_to_spectators_refuses_them(
     stub: table_pb2_grpc.TableAsyncStub,
 ) -> None:
     created = await open_table(stub, 1, 1, spectators=False)
-    with pytest.raises(grpc.aio.AioRpcError) as refused:
+    with pytest.raises(ServiceError) as refused:
         await watch_all(stub, created.table_id, [])
-    assert error_code(refused.value) == "no_spectators"
+    assert refused.value.code == "no_spectators"
 
 
 async def test_watchers_past_the_cap_are_refused_and_count_as_no_human(
@@ -84,9 +86,9 @@ async def test_watchers_past_the_cap_are_refused_and_count_as_no_human(
         async with asyncio.timeout(10):
             while not all(views):
                 await asyncio.sleep(0.01)
-        with pytest.raises(grpc.aio.AioRpcError) as refused:
+        with pytest.raises(ServiceError) as refused:
             await watch_all(stub, created.table_id, [])
-        assert error_code(refused.value) == "spectators_full"
+        assert refused.value.code == "spectators_full"
         summary = await stub.GetSummary(table_pb2.SummaryRequest(table_id=created.table_id))
         assert [s.connected for s in summary.seats] == [False, False]
         async with asyncio.timeout(20):  # no human ever connected: abandoned, watchers or not

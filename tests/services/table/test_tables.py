@@ -11,11 +11,11 @@ import grpc
 
 from rackcore import verify
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
-from services.common.errors import from_rpc_error
+from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry
 from services.table.store_memory import MemoryStore
 from services.table.stored import SeatMeta, TableMeta, TableState
-from table.table_players import SeatPlayer, ServerFactory, create_table, error_code, play_to_the_end
+from table.table_players import SeatPlayer, ServerFactory, create_table, linked, play_to_the_end
 
 
 async def test_a_replica_that_does_not_own_a_table_names_its_owner(
@@ -62,8 +62,8 @@ async def test_a_stopping_replica_hands_its_tables_over_and_no_match_ends(
                 await asyncio.sleep(0.005)
         await first.stop(1)  # in-flight calls finish; streams end with shutting_down
         for outcome in await asyncio.gather(*playing, return_exceptions=True):
-            assert isinstance(outcome, grpc.aio.AioRpcError)
-            assert error_code(outcome) in ("shutting_down", "unavailable", "wrong_replica")
+            assert isinstance(outcome, ServiceError)
+            assert outcome.code in ("shutting_down", "unavailable", "wrong_replica")
         version = max(v.version for p in players for v in p.views)
         assert any(r.id == second.tables.replica_id for r in await registry.live())
         assert all(r.id != first.tables.replica_id for r in await registry.live())
@@ -118,10 +118,12 @@ async def test_a_move_id_counts_once_across_a_hand_over(start_table_server: Serv
             move_id="only-once",
             expected_version=0,
         )
-        earlier = await stub_a.SubmitMove(request)
+        async with linked(stub_a) as link:
+            earlier = await link.submit(request, 5)
         await first.stop(0)
-        again = await stub_b.SubmitMove(request)
-        assert again == earlier and again.version == 1
+        async with linked(stub_b) as link:
+            again = await link.submit(request, 5)
+        assert again == earlier == 1
         summary = await stub_b.GetSummary(table_pb2.SummaryRequest(table_id=created.table_id))
         assert summary.version == 1 and summary.replica == second.addr
 

@@ -119,6 +119,8 @@ Global___CreateTableReply: _TypeAlias = CreateTableReply  # noqa: Y015
 
 @_typing.final
 class SeatRequest(_message.Message):
+    """A seat's call (subscribe, continue, leave): the seat is the one the token holds."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
@@ -141,6 +143,8 @@ Global___SeatRequest: _TypeAlias = SeatRequest  # noqa: Y015
 
 @_typing.final
 class SubmitMoveRequest(_message.Message):
+    """A move for the seat the token holds, applied exactly once per move_id."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
@@ -175,6 +179,8 @@ Global___SubmitMoveRequest: _TypeAlias = SubmitMoveRequest  # noqa: Y015
 
 @_typing.final
 class SubmitMoveReply(_message.Message):
+    """An accepted move's answer as the table keeps it (its store's move replies)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     VERSION_FIELD_NUMBER: _builtins.int
@@ -346,15 +352,17 @@ class LinkCall(_message.Message):
 
     @_builtins.property
     def subscribe(self) -> Global___SeatRequest:
-        """answered by `view`s until `ended` or `failed`"""
+        """The seat's own view after every change, until `ended` (the table is over, or a newer
+        subscription of the seat replaced this one) or `failed`.
+        """
 
     @_builtins.property
     def continue_round(self) -> Global___SeatRequest:
-        """answered by `done` or `failed`"""
+        """round over, ready for the next: `done` or `failed`"""
 
     @_builtins.property
     def leave(self) -> Global___SeatRequest:
-        """answered by `done` or `failed`"""
+        """leave for good, a bot takes the seat: `done` or `failed`"""
 
     @_builtins.property
     def unsubscribe(self) -> Global___Ack:
@@ -362,7 +370,9 @@ class LinkCall(_message.Message):
 
     @_builtins.property
     def watch(self) -> Global___SummaryRequest:
-        """a spectator's views, as `subscribe`'s, until `ended` or `failed`"""
+        """A spectator's views (seat -1: public information only), as `subscribe`'s; `failed`
+        `no_spectators` where the table is not open to them, `spectators_full` past its cap.
+        """
 
     def __init__(
         self,

@@ -3,7 +3,6 @@
 import grpc
 import warnings
 
-from services._gen.rackem.v1 import game_pb2 as rackem_dot_v1_dot_game__pb2
 from services._gen.rackem.v1 import table_pb2 as rackem_dot_v1_dot_table__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -40,26 +39,6 @@ class TableStub:
                 request_serializer=rackem_dot_v1_dot_table__pb2.CreateTableRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_table__pb2.CreateTableReply.FromString,
                 _registered_method=True)
-        self.SubmitMove = channel.unary_unary(
-                '/rackem.v1.Table/SubmitMove',
-                request_serializer=rackem_dot_v1_dot_table__pb2.SubmitMoveRequest.SerializeToString,
-                response_deserializer=rackem_dot_v1_dot_table__pb2.SubmitMoveReply.FromString,
-                _registered_method=True)
-        self.Subscribe = channel.unary_stream(
-                '/rackem.v1.Table/Subscribe',
-                request_serializer=rackem_dot_v1_dot_table__pb2.SeatRequest.SerializeToString,
-                response_deserializer=rackem_dot_v1_dot_game__pb2.TableView.FromString,
-                _registered_method=True)
-        self.Continue = channel.unary_unary(
-                '/rackem.v1.Table/Continue',
-                request_serializer=rackem_dot_v1_dot_table__pb2.SeatRequest.SerializeToString,
-                response_deserializer=rackem_dot_v1_dot_table__pb2.Ack.FromString,
-                _registered_method=True)
-        self.Leave = channel.unary_unary(
-                '/rackem.v1.Table/Leave',
-                request_serializer=rackem_dot_v1_dot_table__pb2.SeatRequest.SerializeToString,
-                response_deserializer=rackem_dot_v1_dot_table__pb2.Ack.FromString,
-                _registered_method=True)
         self.GetSummary = channel.unary_unary(
                 '/rackem.v1.Table/GetSummary',
                 request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
@@ -69,11 +48,6 @@ class TableStub:
                 '/rackem.v1.Table/GetRecord',
                 request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
-                _registered_method=True)
-        self.Watch = channel.unary_stream(
-                '/rackem.v1.Table/Watch',
-                request_serializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
-                response_deserializer=rackem_dot_v1_dot_game__pb2.TableView.FromString,
                 _registered_method=True)
         self.Link = channel.stream_stream(
                 '/rackem.v1.Table/Link',
@@ -87,34 +61,6 @@ class TableServicer:
 
     def CreateTable(self, request, context):
         """Create and start a table on this replica (the matchmaker, or tests, call it).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SubmitMove(self, request, context):
-        """Submit a move for the seat the token holds. Exactly once per move_id.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def Subscribe(self, request, context):
-        """The seat's own view after every change; the newest subscription of a seat wins.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def Continue(self, request, context):
-        """Round over: this seat is ready for the next round.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def Leave(self, request, context):
-        """Leave for good: a bot takes the seat.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -135,20 +81,11 @@ class TableServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Watch(self, request, context):
-        """A spectator's views (seat -1: public information only) after every change, until the
-        table is over; refused `no_spectators` where the table is not open to them and
-        `spectators_full` past the table's cap.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def Link(self, request_iterator, context):
         """Everything one gateway asks of this replica, on one long-lived stream: moves,
-        continues, leaves and seat subscriptions go up, their answers and the seats' views
-        come down, many to a message when they queue up. The same semantics as the calls
-        above, without a call (and its HTTP/2 stream) per move and a stream per seat.
+        continues, leaves, seat subscriptions and spectators' watches go up, their answers
+        and the views come down, many to a message when they queue up: one HTTP/2 stream per
+        gateway and replica, not a call per move and a stream per seat.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -162,26 +99,6 @@ def add_TableServicer_to_server(servicer, server):
                     request_deserializer=rackem_dot_v1_dot_table__pb2.CreateTableRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_table__pb2.CreateTableReply.SerializeToString,
             ),
-            'SubmitMove': grpc.unary_unary_rpc_method_handler(
-                    servicer.SubmitMove,
-                    request_deserializer=rackem_dot_v1_dot_table__pb2.SubmitMoveRequest.FromString,
-                    response_serializer=rackem_dot_v1_dot_table__pb2.SubmitMoveReply.SerializeToString,
-            ),
-            'Subscribe': grpc.unary_stream_rpc_method_handler(
-                    servicer.Subscribe,
-                    request_deserializer=rackem_dot_v1_dot_table__pb2.SeatRequest.FromString,
-                    response_serializer=rackem_dot_v1_dot_game__pb2.TableView.SerializeToString,
-            ),
-            'Continue': grpc.unary_unary_rpc_method_handler(
-                    servicer.Continue,
-                    request_deserializer=rackem_dot_v1_dot_table__pb2.SeatRequest.FromString,
-                    response_serializer=rackem_dot_v1_dot_table__pb2.Ack.SerializeToString,
-            ),
-            'Leave': grpc.unary_unary_rpc_method_handler(
-                    servicer.Leave,
-                    request_deserializer=rackem_dot_v1_dot_table__pb2.SeatRequest.FromString,
-                    response_serializer=rackem_dot_v1_dot_table__pb2.Ack.SerializeToString,
-            ),
             'GetSummary': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSummary,
                     request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
@@ -191,11 +108,6 @@ def add_TableServicer_to_server(servicer, server):
                     servicer.GetRecord,
                     request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_table__pb2.MatchRecord.SerializeToString,
-            ),
-            'Watch': grpc.unary_stream_rpc_method_handler(
-                    servicer.Watch,
-                    request_deserializer=rackem_dot_v1_dot_table__pb2.SummaryRequest.FromString,
-                    response_serializer=rackem_dot_v1_dot_game__pb2.TableView.SerializeToString,
             ),
             'Link': grpc.stream_stream_rpc_method_handler(
                     servicer.Link,
@@ -230,114 +142,6 @@ class Table:
             '/rackem.v1.Table/CreateTable',
             rackem_dot_v1_dot_table__pb2.CreateTableRequest.SerializeToString,
             rackem_dot_v1_dot_table__pb2.CreateTableReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SubmitMove(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/rackem.v1.Table/SubmitMove',
-            rackem_dot_v1_dot_table__pb2.SubmitMoveRequest.SerializeToString,
-            rackem_dot_v1_dot_table__pb2.SubmitMoveReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def Subscribe(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_stream(
-            request,
-            target,
-            '/rackem.v1.Table/Subscribe',
-            rackem_dot_v1_dot_table__pb2.SeatRequest.SerializeToString,
-            rackem_dot_v1_dot_game__pb2.TableView.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def Continue(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/rackem.v1.Table/Continue',
-            rackem_dot_v1_dot_table__pb2.SeatRequest.SerializeToString,
-            rackem_dot_v1_dot_table__pb2.Ack.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def Leave(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/rackem.v1.Table/Leave',
-            rackem_dot_v1_dot_table__pb2.SeatRequest.SerializeToString,
-            rackem_dot_v1_dot_table__pb2.Ack.FromString,
             options,
             channel_credentials,
             insecure,
@@ -392,33 +196,6 @@ class Table:
             '/rackem.v1.Table/GetRecord',
             rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
             rackem_dot_v1_dot_table__pb2.MatchRecord.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def Watch(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_stream(
-            request,
-            target,
-            '/rackem.v1.Table/Watch',
-            rackem_dot_v1_dot_table__pb2.SummaryRequest.SerializeToString,
-            rackem_dot_v1_dot_game__pb2.TableView.FromString,
             options,
             channel_credentials,
             insecure,

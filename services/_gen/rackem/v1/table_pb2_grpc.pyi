@@ -5,7 +5,6 @@ The table service: owns live tables, applies moves, runs clocks, streams views."
 
 from collections import abc as _abc
 from grpc import aio as _aio
-from services._gen.rackem.v1 import game_pb2 as _game_pb2
 from services._gen.rackem.v1 import table_pb2 as _table_pb2
 import abc as _abc_1
 import grpc as _grpc
@@ -34,30 +33,17 @@ class TableStub:
     def __new__(cls, channel: _aio.Channel) -> TableAsyncStub: ...
     CreateTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.CreateTableRequest, _table_pb2.CreateTableReply]
     """Create and start a table on this replica (the matchmaker, or tests, call it)."""
-    SubmitMove: _grpc.UnaryUnaryMultiCallable[_table_pb2.SubmitMoveRequest, _table_pb2.SubmitMoveReply]
-    """Submit a move for the seat the token holds. Exactly once per move_id."""
-    Subscribe: _grpc.UnaryStreamMultiCallable[_table_pb2.SeatRequest, _game_pb2.TableView]
-    """The seat's own view after every change; the newest subscription of a seat wins."""
-    Continue: _grpc.UnaryUnaryMultiCallable[_table_pb2.SeatRequest, _table_pb2.Ack]
-    """Round over: this seat is ready for the next round."""
-    Leave: _grpc.UnaryUnaryMultiCallable[_table_pb2.SeatRequest, _table_pb2.Ack]
-    """Leave for good: a bot takes the seat."""
     GetSummary: _grpc.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.TableSummary]
     """Public facts about a table, no hidden cards, no tokens."""
     GetRecord: _grpc.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.MatchRecord]
     """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
     refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
     """
-    Watch: _grpc.UnaryStreamMultiCallable[_table_pb2.SummaryRequest, _game_pb2.TableView]
-    """A spectator's views (seat -1: public information only) after every change, until the
-    table is over; refused `no_spectators` where the table is not open to them and
-    `spectators_full` past the table's cap.
-    """
     Link: _grpc.StreamStreamMultiCallable[_table_pb2.LinkUp, _table_pb2.LinkDown]
     """Everything one gateway asks of this replica, on one long-lived stream: moves,
-    continues, leaves and seat subscriptions go up, their answers and the seats' views
-    come down, many to a message when they queue up. The same semantics as the calls
-    above, without a call (and its HTTP/2 stream) per move and a stream per seat.
+    continues, leaves, seat subscriptions and spectators' watches go up, their answers
+    and the views come down, many to a message when they queue up: one HTTP/2 stream per
+    gateway and replica, not a call per move and a stream per seat.
     """
 
 @_typing.type_check_only
@@ -65,30 +51,17 @@ class TableAsyncStub(TableStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateTable: _aio.UnaryUnaryMultiCallable[_table_pb2.CreateTableRequest, _table_pb2.CreateTableReply]  # type: ignore[assignment]
     """Create and start a table on this replica (the matchmaker, or tests, call it)."""
-    SubmitMove: _aio.UnaryUnaryMultiCallable[_table_pb2.SubmitMoveRequest, _table_pb2.SubmitMoveReply]  # type: ignore[assignment]
-    """Submit a move for the seat the token holds. Exactly once per move_id."""
-    Subscribe: _aio.UnaryStreamMultiCallable[_table_pb2.SeatRequest, _game_pb2.TableView]  # type: ignore[assignment]
-    """The seat's own view after every change; the newest subscription of a seat wins."""
-    Continue: _aio.UnaryUnaryMultiCallable[_table_pb2.SeatRequest, _table_pb2.Ack]  # type: ignore[assignment]
-    """Round over: this seat is ready for the next round."""
-    Leave: _aio.UnaryUnaryMultiCallable[_table_pb2.SeatRequest, _table_pb2.Ack]  # type: ignore[assignment]
-    """Leave for good: a bot takes the seat."""
     GetSummary: _aio.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.TableSummary]  # type: ignore[assignment]
     """Public facts about a table, no hidden cards, no tokens."""
     GetRecord: _aio.UnaryUnaryMultiCallable[_table_pb2.SummaryRequest, _table_pb2.MatchRecord]  # type: ignore[assignment]
     """The finished match's rackem-match/1 log (seed revealed); `not_started`-style
     refusal (`match_over` is not yet true: code `illegal_move`) while it still runs.
     """
-    Watch: _aio.UnaryStreamMultiCallable[_table_pb2.SummaryRequest, _game_pb2.TableView]  # type: ignore[assignment]
-    """A spectator's views (seat -1: public information only) after every change, until the
-    table is over; refused `no_spectators` where the table is not open to them and
-    `spectators_full` past the table's cap.
-    """
     Link: _aio.StreamStreamMultiCallable[_table_pb2.LinkUp, _table_pb2.LinkDown]  # type: ignore[assignment]
     """Everything one gateway asks of this replica, on one long-lived stream: moves,
-    continues, leaves and seat subscriptions go up, their answers and the seats' views
-    come down, many to a message when they queue up. The same semantics as the calls
-    above, without a call (and its HTTP/2 stream) per move and a stream per seat.
+    continues, leaves, seat subscriptions and spectators' watches go up, their answers
+    and the views come down, many to a message when they queue up: one HTTP/2 stream per
+    gateway and replica, not a call per move and a stream per seat.
     """
 
 class TableServicer(metaclass=_abc_1.ABCMeta):
@@ -99,38 +72,6 @@ class TableServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.CreateTableReply, _abc.Awaitable[_table_pb2.CreateTableReply]]:
         """Create and start a table on this replica (the matchmaker, or tests, call it)."""
-
-    @_abc_1.abstractmethod
-    def SubmitMove(
-        self,
-        request: _table_pb2.SubmitMoveRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_table_pb2.SubmitMoveReply, _abc.Awaitable[_table_pb2.SubmitMoveReply]]:
-        """Submit a move for the seat the token holds. Exactly once per move_id."""
-
-    @_abc_1.abstractmethod
-    def Subscribe(
-        self,
-        request: _table_pb2.SeatRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_game_pb2.TableView], _abc.AsyncIterator[_game_pb2.TableView]]:
-        """The seat's own view after every change; the newest subscription of a seat wins."""
-
-    @_abc_1.abstractmethod
-    def Continue(
-        self,
-        request: _table_pb2.SeatRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_table_pb2.Ack, _abc.Awaitable[_table_pb2.Ack]]:
-        """Round over: this seat is ready for the next round."""
-
-    @_abc_1.abstractmethod
-    def Leave(
-        self,
-        request: _table_pb2.SeatRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_table_pb2.Ack, _abc.Awaitable[_table_pb2.Ack]]:
-        """Leave for good: a bot takes the seat."""
 
     @_abc_1.abstractmethod
     def GetSummary(
@@ -151,26 +92,15 @@ class TableServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
-    def Watch(
-        self,
-        request: _table_pb2.SummaryRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_game_pb2.TableView], _abc.AsyncIterator[_game_pb2.TableView]]:
-        """A spectator's views (seat -1: public information only) after every change, until the
-        table is over; refused `no_spectators` where the table is not open to them and
-        `spectators_full` past the table's cap.
-        """
-
-    @_abc_1.abstractmethod
     def Link(
         self,
         request_iterator: _MaybeAsyncIterator[_table_pb2.LinkUp],
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_pb2.LinkDown], _abc.AsyncIterator[_table_pb2.LinkDown]]:
         """Everything one gateway asks of this replica, on one long-lived stream: moves,
-        continues, leaves and seat subscriptions go up, their answers and the seats' views
-        come down, many to a message when they queue up. The same semantics as the calls
-        above, without a call (and its HTTP/2 stream) per move and a stream per seat.
+        continues, leaves, seat subscriptions and spectators' watches go up, their answers
+        and the views come down, many to a message when they queue up: one HTTP/2 stream per
+        gateway and replica, not a call per move and a stream per seat.
         """
 
 def add_TableServicer_to_server(servicer: TableServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
