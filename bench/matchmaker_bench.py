@@ -67,7 +67,7 @@ async def serve(redis_url: str) -> None:
     registry = MemoryRegistry()
     client = connect(redis_url) if redis_url else None
     store: Store = (
-        RedisStore(client, f"mm:{{bench-{secrets.token_hex(4)}}}:") if client else MemoryStore()
+        RedisStore(client, f"mm:bench-{secrets.token_hex(4)}:") if client else MemoryStore()
     )
     settings = from_env(MatchmakerSettings, host="127.0.0.1", port=0)
     running = await create_server(settings, store, registry)

@@ -42,6 +42,7 @@ from services.convert import move_to_pb, view_from_pb  # noqa: E402
 from services.gateway.link import dial  # noqa: E402
 from services.matchmaker.ids import hash_token, new_table_id, new_token  # noqa: E402
 from services.matchmaker.records import NewTable, Sitter, Timings  # noqa: E402
+from services.matchmaker.redis_keys import Layout  # noqa: E402
 from services.matchmaker.redis_store import RedisStore as MatchmakerStore  # noqa: E402
 from services.table.server import create_server  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
@@ -155,6 +156,7 @@ async def bench(tables: int) -> None:
                 ttl = sync.pttl(keys(created.table_id)[1])
         mm = MatchmakerStore(client)
         timings = Timings()
+        layout = Layout()
         mm_sizes = []
         for _ in range(tables):
             table = NewTable(
@@ -167,8 +169,8 @@ async def bench(tables: int) -> None:
             now = int(time.time() * 1000)
             await mm.create_private(table, first, now, timings, None)
             await mm.join_code(table.code, second, now, timings, "bench")
-            names = [f"mm:{{mm}}:t:{table.id}", f"mm:{{mm}}:code:{table.code}"]
-            names += [f"mm:{{mm}}:tok:{s.token_hash}" for s in (first, second)]
+            names = [layout.room(table.id).table(table.id), layout.code(table.code)]
+            names += [layout.token(s.token_hash) for s in (first, second)]
             mm_sizes.append(usage(sync, names))
     finally:
         await running.stop(0)

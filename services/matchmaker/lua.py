@@ -1,10 +1,13 @@
 """The Lua scripts that make each matchmaker state change atomic in Redis.
 
-Every script gets the key namespace as ARGV[1] and the time (unix ms) as ARGV[2]. All
-keys share the namespace's hash tag (``mm:{mm}:``), so on Redis Cluster they live in one
-slot and a script may touch keys it finds at run time (the oldest open table). Each
-script mirrors one method of ``MemoryStore``; the contract tests hold them to the same
-behaviour.
+Every script runs in one *home* (``redis_keys.py``): one hash tag, so on Redis Cluster
+one slot, holding the tables, quick-match queues and due set it changes; it may touch
+tables of its home it finds at run time (the oldest open table). Every script gets the
+home's key prefix as ARGV[1], the time (unix ms) as ARGV[2] and the change feed's
+channel as ARGV[3]. What is looked up by another key — room codes, seat tokens, rematch
+pointers — lives in other slots and is written by ``redis_store.py`` around the script
+(``CODE_TTL`` keeps or frees a code). Each script mirrors one method of
+``MemoryStore``; the contract tests hold them to the same behaviour.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from __future__ import annotations
 __all__ = [
     "CLAIM",
     "CLAIM_DUE",
+    "CODE_TTL",
     "CREATE_PRIVATE",
     "FINISH",
-    "JOIN_CODE",
+    "JOIN",
     "LEAVE",
     "QUICK_JOIN",
     "RELEASE",
@@ -22,13 +26,15 @@ __all__ = [
 ]
 
 _PRELUDE = """
-local ns = ARGV[1]
+local home = ARGV[1]
 local now = tonumber(ARGV[2])
-local function tkey(id) return ns .. 't:' .. id end
-local function qkey(players) return ns .. 'q:' .. players end
+local chan = ARGV[3]
+local dkey = home .. 'due'
+local function tkey(id) return home .. 't:' .. id end
+local function qkey(players) return home .. 'q:' .. players end
 local function bump(id)
   redis.call('HINCRBY', tkey(id), 'ver', 1)
-  redis.call('PUBLISH', ns .. 'ev', id)
+  redis.call('PUBLISH', chan, id)
 end
 local function free_seat(tk, players)
   for i = 0, players - 1 do
@@ -42,9 +48,6 @@ local function reply(head, id)
   for i = 1, #fields do head[#head + 1] = fields[i] end
   return head
 end
-local function seat_token(key, id, seat, ttl)
-  redis.call('SET', key, id .. ' ' .. seat, 'PX', ttl)
-end
 local function open_table(tk, id, code, pub, players, rules, level, creator, deadline,
                           name, hash, ttl)
   redis.call('HSET', tk, 'id', id, 'code', code, 'pub', pub, 'players', players,
@@ -56,34 +59,31 @@ end
 local function take(id, owner, claim_ms)
   local tk = tkey(id)
   redis.call('HSET', tk, 'status', 'starting', 'owner', owner)
-  redis.call('ZADD', ns .. 'due', now + claim_ms, id)
+  redis.call('ZADD', dkey, now + claim_ms, id)
   redis.call('ZREM', qkey(redis.call('HGET', tk, 'players')), id)
 end
 local function close_table(id, done_ttl)
   local tk = tkey(id)
-  local f = redis.call('HMGET', tk, 'players', 'code')
   redis.call('HSET', tk, 'status', 'closed', 'owner', '')
-  redis.call('ZREM', ns .. 'due', id)
-  redis.call('ZREM', qkey(f[1]), id)
-  local ck = ns .. 'code:' .. f[2]
-  if redis.call('GET', ck) == id then redis.call('DEL', ck) end
+  redis.call('ZREM', dkey, id)
+  redis.call('ZREM', qkey(redis.call('HGET', tk, 'players')), id)
   redis.call('PEXPIRE', tk, done_ttl)
   bump(id)
 end
 """
 
-# KEYS: queue, due, new table, new code, token.
-# ARGV: ns, now, players, name, hash, new id, new code, fill, fill_lone, lobby_ttl,
-#       token_ttl, rules, level, owner, claim_ms.
-# Returns {id, seat, start, table fields...} (start: full, and claimed for owner), or {} on
-# a code collision.
+# KEYS: queue, due.
+# ARGV: home, now, chan, players, name, hash, fill, fill_lone, lobby_ttl, rules, level,
+#       owner, claim_ms, open ("1": open a table if none has a seat), new id, new code.
+# Seats the sitter at the oldest open table of the queue. With none: opens the new table
+# (its code already claimed) when asked to, else returns {}. Returns {id, seat, start,
+# table fields...} (start: full, and claimed for owner).
 QUICK_JOIN = (
     _PRELUDE
     + """
-local players = tonumber(ARGV[3])
-local name, hash = ARGV[4], ARGV[5]
-local fill, fill_lone = tonumber(ARGV[8]), tonumber(ARGV[9])
-local lobby_ttl, token_ttl = tonumber(ARGV[10]), tonumber(ARGV[11])
+local players = tonumber(ARGV[4])
+local name, hash = ARGV[5], ARGV[6]
+local fill, fill_lone = tonumber(ARGV[7]), tonumber(ARGV[8])
 for _ = 1, 64 do
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)
   if #oldest == 0 then break end
@@ -103,67 +103,62 @@ for _ = 1, 64 do
     local start = 0
     if free_seat(tk, players) < 0 then
       start = 1
-      take(id, ARGV[14], tonumber(ARGV[15]))
+      take(id, ARGV[12], tonumber(ARGV[13]))
     else
       redis.call('ZADD', KEYS[2], deadline, id)
     end
-    seat_token(KEYS[5], id, seat, token_ttl)
     bump(id)
     return reply({id, seat, start}, id)
   end
 end
-if not redis.call('SET', KEYS[4], ARGV[6], 'NX', 'PX', lobby_ttl) then return {} end
+if ARGV[14] ~= '1' then return {} end
+local id = ARGV[15]
 local deadline = now + fill_lone
-open_table(KEYS[3], ARGV[6], ARGV[7], '1', players, ARGV[12], ARGV[13], -1, deadline,
-  name, hash, lobby_ttl)
-redis.call('ZADD', KEYS[1], now, ARGV[6])
-redis.call('ZADD', KEYS[2], deadline, ARGV[6])
-seat_token(KEYS[5], ARGV[6], 0, token_ttl)
-bump(ARGV[6])
-return reply({ARGV[6], 0, 0}, ARGV[6])
+open_table(tkey(id), id, ARGV[16], '1', players, ARGV[10], ARGV[11], -1, deadline,
+  name, hash, tonumber(ARGV[9]))
+redis.call('ZADD', KEYS[1], now, id)
+redis.call('ZADD', KEYS[2], deadline, id)
+bump(id)
+return reply({id, 0, 0}, id)
 """
 )
 
-# KEYS: table, code, token, due.
-# ARGV: ns, now, id, code, name, hash, rules, level, players, lobby_ttl, token_ttl,
+# KEYS: table, due.
+# ARGV: home, now, chan, id, code, name, hash, rules, level, players, lobby_ttl,
 #       start_now, owner, claim_ms, spectators ("1": open to them).
-# Returns {id, 0, start, table fields...} (start: claimed for owner), or {} on a collision.
+# Returns {id, 0, start, table fields...} (start: claimed for owner), or {} if the id
+# is taken.
 CREATE_PRIVATE = (
     _PRELUDE
     + """
-local ttl = tonumber(ARGV[10])
-if not redis.call('SET', KEYS[2], ARGV[3], 'NX', 'PX', ttl) then return {} end
-open_table(KEYS[1], ARGV[3], ARGV[4], '0', tonumber(ARGV[9]), ARGV[7], ARGV[8], 0, 0,
-  ARGV[5], ARGV[6], ttl)
+if redis.call('EXISTS', KEYS[1]) == 1 then return {} end
+open_table(KEYS[1], ARGV[4], ARGV[5], '0', tonumber(ARGV[10]), ARGV[8], ARGV[9], 0, 0,
+  ARGV[6], ARGV[7], tonumber(ARGV[11]))
 redis.call('HSET', KEYS[1], 'spec', ARGV[15])
-seat_token(KEYS[3], ARGV[3], 0, tonumber(ARGV[11]))
-if ARGV[12] == '1' then take(ARGV[3], ARGV[13], tonumber(ARGV[14])) end
-bump(ARGV[3])
-return reply({ARGV[3], 0, tonumber(ARGV[12])}, ARGV[3])
+if ARGV[12] == '1' then take(ARGV[4], ARGV[13], tonumber(ARGV[14])) end
+bump(ARGV[4])
+return reply({ARGV[4], 0, tonumber(ARGV[12])}, ARGV[4])
 """
 )
 
-# KEYS: code, token, due.   ARGV: ns, now, name, hash, token_ttl, lobby_ttl, owner, claim_ms.
+# KEYS: table (the one its code points to), due.
+# ARGV: home, now, chan, name, hash, lobby_ttl, owner, claim_ms.
 # Returns {id, seat, start, table fields...} (start: full, and claimed for owner) or
 # {error code}.
-JOIN_CODE = (
+JOIN = (
     _PRELUDE
     + """
-local id = redis.call('GET', KEYS[1])
-if not id then return {'no_code'} end
-local tk = tkey(id)
-local f = redis.call('HMGET', tk, 'status', 'pub', 'players', 'humans')
+local tk = KEYS[1]
+local f = redis.call('HMGET', tk, 'status', 'pub', 'players', 'humans', 'id')
 if not f[1] or f[2] ~= '0' or f[1] == 'closed' then return {'no_code'} end
 if f[1] ~= 'waiting' then return {'already_started'} end
+local id = f[5]
 local players = tonumber(f[3])
 local seat = free_seat(tk, players)
 if seat < 0 then return {'table_full'} end
-redis.call('HSET', tk, 'n' .. seat, ARGV[3], 'k' .. seat, ARGV[4],
+redis.call('HSET', tk, 'n' .. seat, ARGV[4], 'k' .. seat, ARGV[5],
   'humans', tonumber(f[4]) + 1)
-local ttl = tonumber(ARGV[6])
-redis.call('PEXPIRE', tk, ttl)
-redis.call('PEXPIRE', KEYS[1], ttl)
-seat_token(KEYS[2], id, seat, tonumber(ARGV[5]))
+redis.call('PEXPIRE', tk, tonumber(ARGV[6]))
 local start = 0
 if free_seat(tk, players) < 0 then
   start = 1
@@ -174,27 +169,23 @@ return reply({id, seat, start}, id)
 """
 )
 
-# KEYS: token, due.   ARGV: ns, now, done_ttl.
+# KEYS: table (the one the token points to), due.   ARGV: home, now, chan, seat, hash,
+# done_ttl.   Only the token the seat holds may leave it.
 # Returns {'ok', id, table fields...} or {error code}.
 LEAVE = (
     _PRELUDE
     + """
-local v = redis.call('GET', KEYS[1])
-if not v then return {'bad_token'} end
-local id, seat = string.match(v, '^(%S+) (%d+)$')
-local tk = tkey(id)
+local tk = KEYS[1]
+local seat = ARGV[4]
 local f = redis.call('HMGET', tk, 'status', 'creator', 'humans', 'players', 'pub',
-  'deadline', 'created')
-if not f[1] then return {'bad_token'} end
-if f[1] == 'closed' then
-  redis.call('DEL', KEYS[1])
-  return reply({'ok', id}, id)
-end
+  'deadline', 'created', 'id', 'k' .. seat)
+if not f[1] or f[9] ~= ARGV[5] then return {'bad_token'} end
+local id = f[8]
+if f[1] == 'closed' then return reply({'ok', id}, id) end
 if f[1] ~= 'waiting' then return {'already_started'} end
-redis.call('DEL', KEYS[1])
 local humans = tonumber(f[3]) - 1
 if f[2] == seat or humans <= 0 then
-  close_table(id, tonumber(ARGV[3]))
+  close_table(id, tonumber(ARGV[6]))
   return reply({'ok', id}, id)
 end
 redis.call('HSET', tk, 'n' .. seat, '', 'k' .. seat, '', 'humans', humans)
@@ -209,27 +200,27 @@ return reply({'ok', id}, id)
 """
 )
 
-# KEYS: table, due.   ARGV: ns, now, owner, claim_ms.   Returns 1 if claimed.
+# KEYS: table, due.   ARGV: home, now, chan, owner, claim_ms.   Returns 1 if claimed.
 CLAIM = (
     _PRELUDE
     + """
 local f = redis.call('HMGET', KEYS[1], 'status', 'id')
 if f[1] ~= 'waiting' then return 0 end
-take(f[2], ARGV[3], tonumber(ARGV[4]))
+take(f[2], ARGV[4], tonumber(ARGV[5]))
 return 1
 """
 )
 
-# KEYS: due.   ARGV: ns, now, owner, claim_ms, limit.   Returns the ids claimed.
+# KEYS: due.   ARGV: home, now, chan, owner, claim_ms, limit.   Returns the ids claimed.
 CLAIM_DUE = (
     _PRELUDE
     + """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[5]))
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
 local out = {}
 for _, id in ipairs(ids) do
   local status = redis.call('HGET', tkey(id), 'status')
   if status == 'waiting' or status == 'starting' then
-    take(id, ARGV[3], tonumber(ARGV[4]))
+    take(id, ARGV[4], tonumber(ARGV[5]))
     out[#out + 1] = id
   else
     redis.call('ZREM', KEYS[1], id)
@@ -239,43 +230,40 @@ return out
 """
 )
 
-# KEYS: table, due.   ARGV: ns, now, owner, replica, done_ttl, (seat, bot name)...
+# KEYS: table, due.   ARGV: home, now, chan, owner, replica, done_ttl, (seat, bot name)...
 # Returns the table's fields once recorded, or {} if the claim was lost.
 FINISH = (
     _PRELUDE
     + """
-local f = redis.call('HMGET', KEYS[1], 'status', 'owner', 'id', 'code')
-if f[1] ~= 'starting' or f[2] ~= ARGV[3] then return {} end
-redis.call('HSET', KEYS[1], 'status', 'started', 'replica', ARGV[4], 'owner', '')
-for i = 6, #ARGV, 2 do
+local f = redis.call('HMGET', KEYS[1], 'status', 'owner', 'id')
+if f[1] ~= 'starting' or f[2] ~= ARGV[4] then return {} end
+redis.call('HSET', KEYS[1], 'status', 'started', 'replica', ARGV[5], 'owner', '')
+for i = 7, #ARGV, 2 do
   redis.call('HSET', KEYS[1], 'n' .. ARGV[i], ARGV[i + 1], 'b' .. ARGV[i], '1')
 end
 redis.call('ZREM', KEYS[2], f[3])
-local ttl = tonumber(ARGV[5])
-redis.call('PEXPIRE', KEYS[1], ttl)
-local ck = ns .. 'code:' .. f[4]
-if redis.call('GET', ck) == f[3] then redis.call('PEXPIRE', ck, ttl) end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[6]))
 bump(f[3])
 return reply({}, f[3])
 """
 )
 
-# KEYS: table, due.   ARGV: ns, now, owner, mode, retry_ms, max_attempts, done_ttl.
+# KEYS: table, due.   ARGV: home, now, chan, owner, mode, retry_ms, max_attempts, done_ttl.
 # Returns 'waiting', 'closed' or 'lost'.
 RELEASE = (
     _PRELUDE
     + """
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner', 'id', 'pub', 'humans', 'players',
   'created')
-if f[1] ~= 'starting' or f[2] ~= ARGV[3] then return 'lost' end
+if f[1] ~= 'starting' or f[2] ~= ARGV[4] then return 'lost' end
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-if ARGV[4] == 'close' or (ARGV[4] == 'retry' and attempts >= tonumber(ARGV[6])) then
-  close_table(f[3], tonumber(ARGV[7]))
+if ARGV[5] == 'close' or (ARGV[5] == 'retry' and attempts >= tonumber(ARGV[7])) then
+  close_table(f[3], tonumber(ARGV[8]))
   return 'closed'
 end
 redis.call('HSET', KEYS[1], 'status', 'waiting', 'owner', '')
-if ARGV[4] == 'retry' then
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), f[3])
+if ARGV[5] == 'retry' then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[6]), f[3])
 else
   redis.call('ZREM', KEYS[2], f[3])
 end
@@ -286,51 +274,49 @@ return 'waiting'
 """
 )
 
-# KEYS: rematch of the old table, new table, new code, token, due.
-# ARGV: ns, now, old id, new id, code, players, rules, level, seat, name, hash, lobby_ttl,
-#       token_ttl, rematch_ms, owner, claim_ms, spectators, then per seat: name, bot ("1").
-# The first to ask opens the rematch: every seat reserved (the old names; bots stay bots),
-# due after rematch_ms. Then the asker's seat takes its new token. Returns {id, seat,
-# start, table fields...} (start: every human answered, claimed for owner), {} on a code
-# collision, or {error code}.
+# KEYS: the rematch's table, due.
+# ARGV: home, now, chan, old id, id, code (empty: do not open), players, rules, level,
+#       seat, name, hash, lobby_ttl, rematch_ms, owner, claim_ms, spectators, then per
+#       seat: name, bot ("1").
+# Whoever comes first (the rematch pointer already names this table) opens it: every
+# seat reserved (the old names; bots stay bots), due after rematch_ms, and the old table's
+# id published. Then the asker's seat takes the new token hash. Returns {id, seat, start,
+# replaced token hash or '', table fields...} (start: every human answered, claimed for
+# owner), or {error code}.
 REMATCH = (
     _PRELUDE
     + """
-local id = redis.call('GET', KEYS[1])
-if id and redis.call('EXISTS', tkey(id)) == 0 then id = false end
-if not id then
-  local lobby_ttl = tonumber(ARGV[12])
-  if not redis.call('SET', KEYS[3], ARGV[4], 'NX', 'PX', lobby_ttl) then return {} end
-  id = ARGV[4]
+local tk = KEYS[1]
+local id = ARGV[5]
+if redis.call('EXISTS', tk) == 0 then
+  if ARGV[6] == '' then return {'no_rematch'} end
   local deadline = now + tonumber(ARGV[14])
-  redis.call('HSET', KEYS[2], 'id', id, 'code', ARGV[5], 'pub', '0', 'players', ARGV[6],
-    'rules', ARGV[7], 'level', ARGV[8], 'creator', -1, 'status', 'waiting', 'created', now,
+  redis.call('HSET', tk, 'id', id, 'code', ARGV[6], 'pub', '0', 'players', ARGV[7],
+    'rules', ARGV[8], 'level', ARGV[9], 'creator', -1, 'status', 'waiting', 'created', now,
     'deadline', deadline, 'replica', '', 'ver', 0, 'humans', 0, 'owner', '', 'attempts', 0,
     'spec', ARGV[17])
   local i = 0
   for a = 18, #ARGV, 2 do
-    redis.call('HSET', KEYS[2], 'n' .. i, ARGV[a])
-    if ARGV[a + 1] == '1' then redis.call('HSET', KEYS[2], 'b' .. i, '1') end
+    redis.call('HSET', tk, 'n' .. i, ARGV[a])
+    if ARGV[a + 1] == '1' then redis.call('HSET', tk, 'b' .. i, '1') end
     i = i + 1
   end
-  redis.call('PEXPIRE', KEYS[2], lobby_ttl)
-  redis.call('SET', KEYS[1], id, 'PX', lobby_ttl)
-  redis.call('ZADD', KEYS[5], deadline, id)
-  redis.call('PUBLISH', ns .. 'ev', ARGV[3])
+  redis.call('PEXPIRE', tk, tonumber(ARGV[13]))
+  redis.call('ZADD', KEYS[2], deadline, id)
+  redis.call('PUBLISH', chan, ARGV[4])
 end
-local tk = tkey(id)
 local f = redis.call('HMGET', tk, 'status', 'players')
 if f[1] == 'closed' then return {'no_rematch'} end
 if f[1] ~= 'waiting' then return {'already_started'} end
-local seat = ARGV[9]
+local seat = ARGV[10]
 local old = redis.call('HGET', tk, 'k' .. seat)
+local replaced = ''
 if old and old ~= '' then
-  redis.call('DEL', ns .. 'tok:' .. old)
+  replaced = old
 else
   redis.call('HINCRBY', tk, 'humans', 1)
 end
-redis.call('HSET', tk, 'n' .. seat, ARGV[10], 'k' .. seat, ARGV[11])
-seat_token(KEYS[4], id, seat, tonumber(ARGV[13]))
+redis.call('HSET', tk, 'n' .. seat, ARGV[11], 'k' .. seat, ARGV[12])
 local start = 1
 for i = 0, tonumber(f[2]) - 1 do
   local k = redis.call('HGET', tk, 'k' .. i)
@@ -338,6 +324,20 @@ for i = 0, tonumber(f[2]) - 1 do
 end
 if start == 1 then take(id, ARGV[15], tonumber(ARGV[16])) end
 bump(id)
-return reply({id, tonumber(seat), start}, id)
+return reply({id, tonumber(seat), start, replaced}, id)
 """
 )
+
+# KEYS: a code.   ARGV: table id, ttl (ms; "0": free it).
+# Keeps (a new expiry) or frees the code only while it still names that table: a code is
+# changed by its own table alone. Returns 1 if it did.
+CODE_TTL = """
+local v = redis.call('GET', KEYS[1])
+if not v or string.match(v, '^(%S+)') ~= ARGV[1] then return 0 end
+if ARGV[2] == '0' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 1
+"""

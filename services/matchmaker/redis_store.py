@@ -1,16 +1,32 @@
-"""The store on Redis: each state change is one Lua script (``lua.py``), so it is atomic
-across any number of matchmaker replicas; changes are announced on one pub/sub channel.
+"""The store on Redis: each state change of a table is one Lua script (``lua.py``), so it
+is atomic across any number of matchmaker replicas; changes are announced on one pub/sub
+channel.
 
-Keys, all under one hash tag so they share a Redis Cluster slot (namespace ``mm:{mm}:``):
-``t:<id>`` table hash, ``q:<players>`` open public tables (sorted set by age), ``due``
-tables to start (sorted set by when), ``code:<CODE>`` → table id (``SET NX`` + TTL),
-``tok:<sha256>`` → "table-id seat"; channel ``ev`` carries the id of each changed table.
+The keys spread over many hash tags (``redis_keys.py``): a table lives in a *home*
+(``{quick<players>}`` for quick match, ``{room-<n>}`` for private tables) with the
+sorted sets its scripts change, so each script touches one slot, and a Redis Cluster
+carries the homes on different nodes. A room code, a seat token and a rematch pointer
+each have a key tagged by what it is looked up by, written around the table's script:
+
+- a code is claimed (``SET NX``) before the script that opens its table, and a table
+  that another sitter's script opened first, or that is closed, frees it (``CODE_TTL``:
+  only while it still names that table);
+- a seat token's key is written once its table's script has seated it, and deleted
+  once the seat is left or taken by a newer token; the table's ``k<seat>`` is the
+  authority (``LEAVE`` checks it), the token's key the way to find the table;
+- a rematch pointer is claimed (``SET NX``) before the script that opens the rematch,
+  which whoever comes first runs.
+
+A table id's home is remembered from the pointer or due set it came from, else found
+among its few candidate homes (``Layout.candidates``). Keys of the layout before this
+one (``mm:{mm}:``) are still read, and its due tables started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -20,14 +36,17 @@ from redis.exceptions import RedisError
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.redis_client import RedisClient
+from services.common.script_batch import ScriptBatch
 from services.matchmaker import lua
 from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, Timings
+from services.matchmaker.redis_keys import DEFAULT_NAMESPACE, Home, Layout
 from services.matchmaker.store import ReleaseMode
 
 __all__ = ["DEFAULT_NAMESPACE", "RedisStore"]
 
-DEFAULT_NAMESPACE = "mm:{mm}:"
 log = logging.getLogger("rackem.matchmaker.store")
+
+_KNOWN_HOMES = 50_000  # table ids whose home this replica remembers (a few MB)
 
 
 def _record(flat: Sequence[Any]) -> TableRecord:
@@ -42,11 +61,9 @@ def _refusal(reply: Any) -> None:
         raise ServiceError(str(reply[0]), _MESSAGES.get(str(reply[0]), "refused"))
 
 
-def _placed(reply: Any) -> Placed | None:
-    if not reply:
-        return None
+def _placed(reply: Any, head: int = 3) -> Placed:
     _refusal(reply)
-    return Placed(str(reply[0]), int(reply[1]), bool(int(reply[2])), _record(reply[3:]))
+    return Placed(str(reply[0]), int(reply[1]), bool(int(reply[2])), _record(reply[head:]))
 
 
 _MESSAGES = {
@@ -59,69 +76,157 @@ _MESSAGES = {
 
 
 class RedisStore:
-    """The Redis store. ``namespace`` must contain one hash tag; tests use their own."""
+    """The Redis store. ``namespace`` prefixes every key and holds no hash tag; tests
+    use one each."""
 
     def __init__(self, client: RedisClient, namespace: str = DEFAULT_NAMESPACE) -> None:
         self._redis = client
-        self._ns = namespace
+        self._keys = Layout(namespace)
+        self._chan = self._keys.channel
+        self._known: OrderedDict[str, Home] = OrderedDict()
         self._quick_join = client.register_script(lua.QUICK_JOIN)
         self._create_private = client.register_script(lua.CREATE_PRIVATE)
-        self._join_code = client.register_script(lua.JOIN_CODE)
+        self._join = client.register_script(lua.JOIN)
         self._leave = client.register_script(lua.LEAVE)
         self._claim = client.register_script(lua.CLAIM)
-        self._claim_due = client.register_script(lua.CLAIM_DUE)
+        self._claim_due = ScriptBatch(client, client.register_script(lua.CLAIM_DUE))
         self._finish = client.register_script(lua.FINISH)
         self._release = client.register_script(lua.RELEASE)
         self._rematch = client.register_script(lua.REMATCH)
+        self._code_ttl = client.register_script(lua.CODE_TTL)
 
-    def _key(self, *parts: str) -> str:
-        return self._ns + ":".join(parts)
+    # -- homes -------------------------------------------------------------------------
+
+    def _remember(self, table_id: str, home: Home) -> Home:
+        self._known[table_id] = home
+        self._known.move_to_end(table_id)
+        if len(self._known) > _KNOWN_HOMES:
+            self._known.popitem(last=False)
+        return home
+
+    async def _home_of(self, table_id: str) -> Home | None:
+        """The home of a table id: remembered, else the candidate that holds it."""
+        known = self._known.get(table_id)
+        if known is not None:
+            return known
+        homes = self._keys.candidates(table_id)
+        found = await asyncio.gather(*(self._redis.exists(h.table(table_id)) for h in homes))
+        for home, exists in zip(homes, found, strict=True):
+            if exists:
+                return self._remember(table_id, home)
+        return None
+
+    def _pointed(self, table_id: str, name: str | None) -> Home | None:
+        """The home a pointer names (None: a legacy pointer, or a name not known here)."""
+        home = self._keys.named(name) if name is not None else self._keys.legacy
+        return None if home is None else self._remember(table_id, home)
+
+    def _head(self, home: Home, now_ms: int) -> list[Any]:
+        return [home.prefix, now_ms, self._chan]
+
+    # -- the keys apart from the tables ------------------------------------------------
+
+    async def _claim_code(self, code: str, table_id: str, home: Home, ttl_ms: int) -> bool:
+        """Take ``code`` for a table about to open; False if any table holds it (one of
+        the legacy layout's included)."""
+        won, legacy = await asyncio.gather(
+            self._redis.set(self._keys.code(code), f"{table_id} {home.name}", nx=True, px=ttl_ms),
+            self._redis.exists(self._keys.legacy_code(code)),
+        )
+        if won and legacy:
+            await self._code_for(code, table_id, home, 0)
+            return False
+        return bool(won)
+
+    def _code_key(self, code: str, home: Home) -> str:
+        return self._keys.legacy_code(code) if home is self._keys.legacy else self._keys.code(code)
+
+    async def _code_for(self, code: str, table_id: str, home: Home, ttl_ms: int) -> None:
+        """Keep ``code`` for ``ttl_ms`` more, or free it (0), if it still names the table."""
+        await self._code_ttl(keys=[self._code_key(code, home)], args=[table_id, ttl_ms])
+
+    async def _give_token(
+        self, sitter: Sitter, placed: Placed, home: Home, timings: Timings
+    ) -> Placed:
+        value = f"{placed.table_id} {placed.seat} {home.name}"
+        await self._redis.set(self._keys.token(sitter.token_hash), value, px=timings.token_ttl_ms)
+        return placed
+
+    async def _token(self, token_hash: str) -> tuple[str, int, Home, str] | None:
+        """(table id, seat, home, the token's key) of a seat token's hash."""
+        key = self._keys.token(token_hash)
+        value = await self._redis.get(key)
+        if value is None:
+            key = self._keys.legacy_token(token_hash)
+            value = await self._redis.get(key)
+        if value is None:
+            return None
+        parts = str(value).split(" ")
+        home = self._pointed(parts[0], parts[2] if len(parts) > 2 else None)
+        return None if home is None else (parts[0], int(parts[1]), home, key)
+
+    async def _rematch_pointer(self, old_id: str) -> tuple[str, str, Home] | None:
+        """(id, code, home) of the rematch of ``old_id``; the code empty for the legacy
+        layout's (whose table its own script opened)."""
+        value = await self._redis.get(self._keys.rematch(old_id))
+        if value is not None:
+            table_id, code = str(value).split(" ")
+            return table_id, code, self._remember(table_id, self._keys.room(table_id))
+        legacy = await self._redis.get(self._keys.legacy_rematch(old_id))
+        if legacy is None:
+            return None
+        return str(legacy), "", self._remember(str(legacy), self._keys.legacy)
+
+    # -- the store interface -----------------------------------------------------------
 
     async def quick_join(
         self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str
     ) -> Placed | None:
-        players = str(table.rules.players)
-        reply = await self._quick_join(
-            keys=[
-                self._key("q", players),
-                self._key("due"),
-                self._key("t", table.id),
-                self._key("code", table.code),
-                self._key("tok", sitter.token_hash),
-            ],
-            args=[
-                self._ns,
-                now_ms,
-                players,
-                sitter.name,
-                sitter.token_hash,
-                table.id,
-                table.code,
-                timings.fill_ms,
-                timings.fill_lone_ms,
-                timings.lobby_ttl_ms,
-                timings.token_ttl_ms,
-                table.rules_json(),
-                table.level,
-                owner,
-                timings.claim_ms,
-            ],
-        )
-        return _placed(reply)
+        players = table.rules.players
+        home = self._keys.quick(players)
+
+        async def run(open_new: bool) -> Any:
+            return await self._quick_join(
+                keys=[home.queue(players), home.due],
+                args=[
+                    *self._head(home, now_ms),
+                    players,
+                    sitter.name,
+                    sitter.token_hash,
+                    timings.fill_ms,
+                    timings.fill_lone_ms,
+                    timings.lobby_ttl_ms,
+                    table.rules_json(),
+                    table.level,
+                    owner,
+                    timings.claim_ms,
+                    "1" if open_new else "",
+                    table.id,
+                    table.code,
+                ],
+            )
+
+        reply = await run(False)
+        if not reply:  # no open table has a seat: claim a code, then open one
+            if not await self._claim_code(table.code, table.id, home, timings.lobby_ttl_ms):
+                return None
+            reply = await run(True)
+            if str(reply[0]) != table.id:  # another sitter's table opened meanwhile
+                await self._code_for(table.code, table.id, home, 0)
+        placed = _placed(reply)
+        self._remember(placed.table_id, home)
+        return await self._give_token(sitter, placed, home, timings)
 
     async def create_private(
         self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str | None
     ) -> Placed | None:
+        home = self._keys.room(table.id)
+        if not await self._claim_code(table.code, table.id, home, timings.lobby_ttl_ms):
+            return None
         reply = await self._create_private(
-            keys=[
-                self._key("t", table.id),
-                self._key("code", table.code),
-                self._key("tok", sitter.token_hash),
-                self._key("due"),
-            ],
+            keys=[home.table(table.id), home.due],
             args=[
-                self._ns,
-                now_ms,
+                *self._head(home, now_ms),
                 table.id,
                 table.code,
                 sitter.name,
@@ -130,14 +235,17 @@ class RedisStore:
                 table.level,
                 table.rules.players,
                 timings.lobby_ttl_ms,
-                timings.token_ttl_ms,
                 "0" if owner is None else "1",
                 owner or "",
                 timings.claim_ms,
                 "1" if table.spectators else "0",
             ],
         )
-        return _placed(reply)
+        if not reply:  # the id is taken (never, for random ids): draw again
+            await self._code_for(table.code, table.id, home, 0)
+            return None
+        self._remember(table.id, home)
+        return await self._give_token(sitter, _placed(reply), home, timings)
 
     async def rematch(
         self,
@@ -150,12 +258,30 @@ class RedisStore:
         timings: Timings,
         owner: str,
     ) -> Placed | None:
+        pointer = await self._rematch_pointer(old_id)
+        if pointer is None:
+            home = self._keys.room(table.id)
+            if not await self._claim_code(table.code, table.id, home, timings.lobby_ttl_ms):
+                return None
+            won = await self._redis.set(
+                self._keys.rematch(old_id),
+                f"{table.id} {table.code}",
+                nx=True,
+                px=timings.lobby_ttl_ms,
+            )
+            if won:
+                pointer = table.id, table.code, self._remember(table.id, home)
+            else:  # another player asked first: their rematch it is
+                await self._code_for(table.code, table.id, home, 0)
+                pointer = await self._rematch_pointer(old_id)
+                if pointer is None:
+                    return None
+        table_id, code, home = pointer
         args: list[Any] = [
-            self._ns,
-            now_ms,
+            *self._head(home, now_ms),
             old_id,
-            table.id,
-            table.code,
+            table_id,
+            code,
             table.rules.players,
             table.rules_json(),
             table.level,
@@ -163,7 +289,6 @@ class RedisStore:
             sitter.name,
             sitter.token_hash,
             timings.lobby_ttl_ms,
-            timings.token_ttl_ms,
             timings.rematch_ms,
             owner,
             timings.claim_ms,
@@ -171,63 +296,90 @@ class RedisStore:
         ]
         for name, bot in seats:
             args += [name, "1" if bot else ""]
-        reply = await self._rematch(
-            keys=[
-                self._key("rm", old_id),
-                self._key("t", table.id),
-                self._key("code", table.code),
-                self._key("tok", sitter.token_hash),
-                self._key("due"),
-            ],
-            args=args,
-        )
-        return _placed(reply)
+        reply = await self._rematch(keys=[home.table(table_id), home.due], args=args)
+        placed = _placed(reply, head=4)
+        replaced = str(reply[3])
+        if replaced:  # the seat's older token no longer resolves
+            await self._redis.delete(self._keys.token(replaced))
+            if home is self._keys.legacy:
+                await self._redis.delete(self._keys.legacy_token(replaced))
+        return await self._give_token(sitter, placed, home, timings)
 
     async def rematch_of(self, old_id: str) -> str | None:
-        found = await self._redis.get(self._key("rm", old_id))
-        return None if found is None else str(found)
+        pointer = await self._rematch_pointer(old_id)
+        if pointer is None:
+            return None
+        table_id, _, home = pointer
+        # The pointer is claimed just before its table opens: name it once it is there.
+        return table_id if await self._redis.exists(home.table(table_id)) else None
 
     async def join_code(
         self, code: str, sitter: Sitter, now_ms: int, timings: Timings, owner: str
     ) -> Placed:
-        reply = await self._join_code(
-            keys=[self._key("code", code), self._key("tok", sitter.token_hash), self._key("due")],
+        found = await self._by_code(code)
+        if found is None:
+            raise ServiceError("no_code", _MESSAGES["no_code"])
+        table_id, home = found
+        reply = await self._join(
+            keys=[home.table(table_id), home.due],
             args=[
-                self._ns,
-                now_ms,
+                *self._head(home, now_ms),
                 sitter.name,
                 sitter.token_hash,
-                timings.token_ttl_ms,
                 timings.lobby_ttl_ms,
                 owner,
                 timings.claim_ms,
             ],
         )
         placed = _placed(reply)
-        assert placed is not None  # JOIN_CODE never returns the empty reply
-        return placed
+        await self._code_for(code, table_id, home, timings.lobby_ttl_ms)
+        return await self._give_token(sitter, placed, home, timings)
 
     async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> TableRecord:
+        found = await self._token(token_hash)
+        if found is None:
+            raise ServiceError("bad_token", _MESSAGES["bad_token"])
+        table_id, seat, home, key = found
         reply = await self._leave(
-            keys=[self._key("tok", token_hash), self._key("due")],
-            args=[self._ns, now_ms, timings.done_ttl_ms],
+            keys=[home.table(table_id), home.due],
+            args=[*self._head(home, now_ms), seat, token_hash, timings.done_ttl_ms],
         )
+        if len(reply) == 1 and str(reply[0]) == "bad_token":
+            await self._redis.delete(key)  # its seat was freed or taken: it never counts again
         _refusal(reply)
-        return _record(reply[2:])
+        await self._redis.delete(key)
+        record = _record(reply[2:])
+        if record.status == "closed":
+            await self._code_for(record.code, table_id, home, 0)
+        return record
 
     async def claim(self, table_id: str, owner: str, now_ms: int, timings: Timings) -> bool:
+        home = await self._home_of(table_id)
+        if home is None:
+            return False
         reply = await self._claim(
-            keys=[self._key("t", table_id), self._key("due")],
-            args=[self._ns, now_ms, owner, timings.claim_ms],
+            keys=[home.table(table_id), home.due],
+            args=[*self._head(home, now_ms), owner, timings.claim_ms],
         )
         return bool(int(reply))
 
     async def claim_due(self, owner: str, now_ms: int, limit: int, timings: Timings) -> list[str]:
-        reply = await self._claim_due(
-            keys=[self._key("due")],
-            args=[self._ns, now_ms, owner, timings.claim_ms, limit],
+        """Up to ``limit`` due tables of each home, claimed in one pipeline per node."""
+        homes = self._keys.homes
+        replies = await asyncio.gather(
+            *(
+                self._claim_due(
+                    [home.due], [*self._head(home, now_ms), owner, timings.claim_ms, limit]
+                )
+                for home in homes
+            )
         )
-        return [str(table_id) for table_id in reply]
+        claimed = []
+        for home, ids in zip(homes, replies, strict=True):
+            for table_id in ids:
+                claimed.append(str(table_id))
+                self._remember(str(table_id), home)
+        return claimed
 
     async def finish(
         self,
@@ -237,21 +389,30 @@ class RedisStore:
         bots: Sequence[tuple[int, str]],
         timings: Timings,
     ) -> TableRecord | None:
+        home = await self._home_of(table_id)
+        if home is None:
+            return None
         pairs = [str(part) for seat, name in bots for part in (seat, name)]
         reply = await self._finish(
-            keys=[self._key("t", table_id), self._key("due")],
-            args=[self._ns, 0, owner, replica, timings.done_ttl_ms, *pairs],
+            keys=[home.table(table_id), home.due],
+            args=[*self._head(home, 0), owner, replica, timings.done_ttl_ms, *pairs],
         )
-        return _record(reply) if reply else None
+        if not reply:
+            return None
+        record = _record(reply)
+        await self._code_for(record.code, table_id, home, timings.done_ttl_ms)
+        return record
 
     async def release(
         self, table_id: str, owner: str, now_ms: int, mode: ReleaseMode, timings: Timings
     ) -> str:
+        home = await self._home_of(table_id)
+        if home is None:
+            return "lost"
         reply = await self._release(
-            keys=[self._key("t", table_id), self._key("due")],
+            keys=[home.table(table_id), home.due],
             args=[
-                self._ns,
-                now_ms,
+                *self._head(home, now_ms),
                 owner,
                 mode,
                 timings.retry_ms,
@@ -259,29 +420,43 @@ class RedisStore:
                 timings.done_ttl_ms,
             ],
         )
-        return str(reply)
+        status = str(reply)
+        if status == "closed":
+            record = await self.table(table_id)
+            if record is not None:
+                await self._code_for(record.code, table_id, home, 0)
+        return status
 
     async def table(self, table_id: str) -> TableRecord | None:
-        raw = await self._redis.hgetall(self._key("t", table_id))
+        home = await self._home_of(table_id)
+        if home is None:
+            return None
+        raw = await self._redis.hgetall(home.table(table_id))
         fields = {str(key): str(value) for key, value in raw.items()}
         if "rules" not in fields:
             return None
         return TableRecord.from_fields(fields)
 
     async def seat_of(self, token_hash: str) -> tuple[str, int] | None:
-        value = await self._redis.get(self._key("tok", token_hash))
+        found = await self._token(token_hash)
+        return None if found is None else (found[0], found[1])
+
+    async def _by_code(self, code: str) -> tuple[str, Home] | None:
+        value = await self._redis.get(self._keys.code(code))
+        if value is None:
+            value = await self._redis.get(self._keys.legacy_code(code))
         if value is None:
             return None
-        table_id, seat = str(value).split(" ")
-        return table_id, int(seat)
+        parts = str(value).split(" ")
+        home = self._pointed(parts[0], parts[1] if len(parts) > 1 else None)
+        return None if home is None else (parts[0], home)
 
     async def table_by_code(self, code: str) -> str | None:
-        value = await self._redis.get(self._key("code", code))
-        return None if value is None else str(value)
+        found = await self._by_code(code)
+        return None if found is None else found[0]
 
     async def changes(self) -> AsyncIterator[str]:
-        """Table ids from the ``ev`` channel; resubscribes (yielding ``""``) after errors."""
-        channel = self._key("ev")
+        """Table ids from the change channel; resubscribes (yielding ``""``) after errors."""
         backoff = 0.1
         while True:
             pubsub = None
@@ -289,7 +464,7 @@ class RedisStore:
                 if isinstance(self._redis, RedisCluster):
                     await self._redis.initialize()  # its pub/sub picks a node from the slots
                 pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-                await pubsub.subscribe(channel)
+                await pubsub.subscribe(self._chan)
                 yield ""
                 backoff = 0.1
                 async for message in pubsub.listen():

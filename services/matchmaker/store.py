@@ -81,7 +81,8 @@ class Store(Protocol):
         ...
 
     async def claim_due(self, owner: str, now_ms: int, limit: int, timings: Timings) -> list[str]:
-        """Claim up to ``limit`` due tables (and tables whose claim expired)."""
+        """Claim due tables (and tables whose claim expired): up to ``limit`` of them;
+        the Redis store, up to ``limit`` from each home's due set (redis_keys.py)."""
         ...
 
     async def finish(
