@@ -52,7 +52,7 @@ from lease_bench import LOCAL, PASSWORD, cpu_s, meta, start_redis  # noqa: E402
 
 from services.common.redis_client import connect  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
-from services.table.store_redis import RedisStore  # noqa: E402
+from services.table.store.redis import RedisStore  # noqa: E402
 from services.table.stored import Reply, TableState  # noqa: E402
 
 DEFAULTS = TableSettings()

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from services.common.redis_client import connect  # noqa: E402
-from services.table.store_redis import RedisStore  # noqa: E402
+from services.table.store.redis import RedisStore  # noqa: E402
 from services.table.stored import SeatMeta, TableMeta, TableState  # noqa: E402
 
 PASSWORD = secrets.token_hex(16)

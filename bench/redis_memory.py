@@ -46,7 +46,7 @@ from services.matchmaker.redis_keys import Layout  # noqa: E402
 from services.matchmaker.redis_store import RedisStore as MatchmakerStore  # noqa: E402
 from services.table.server import create_server  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
-from services.table.store_redis import RedisStore, keys  # noqa: E402
+from services.table.store.redis import RedisStore, keys  # noqa: E402
 
 LOCAL = "127.0.0.1"
 PASSWORD = secrets.token_hex(16)

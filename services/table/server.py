@@ -28,8 +28,8 @@ from services.table.service import TableService
 from services.table.servicer import TableServicer
 from services.table.settings import TableSettings
 from services.table.store import TableStore
-from services.table.store_memory import MemoryStore
-from services.table.store_redis import RedisStore
+from services.table.store.memory import MemoryStore
+from services.table.store.redis import RedisStore
 from services.table.table import TableConfig
 from services.table.tables import Tables, owner_string
 

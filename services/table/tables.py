@@ -38,8 +38,8 @@ from services.convert import rules_from_pb
 from services.table.bot_client import BotClient
 from services.table.clocks import now_ms
 from services.table.driver import drive
-from services.table.lease_index import FINISHED
 from services.table.settings import TableSettings
+from services.table.store.lease_index import FINISHED
 from services.table.stored import SeatMeta, StoredTable, TableMeta, TableState
 from services.table.table import Table, TableConfig
 from services.table.tokens import is_token_hash, new_token, token_hash

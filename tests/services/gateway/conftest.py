@@ -19,7 +19,7 @@ from services.matchmaker.settings import MatchmakerSettings
 from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
-from services.table.store_memory import MemoryStore
+from services.table.store.memory import MemoryStore
 
 # Nothing listens on port 1: calls to the services fail at once as `unavailable`.
 NOWHERE = "127.0.0.1:1"

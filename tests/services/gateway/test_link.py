@@ -21,7 +21,7 @@ from services.common.registry import MemoryRegistry
 from services.gateway.link import Link, dial
 from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
-from services.table.store_memory import MemoryStore
+from services.table.store.memory import MemoryStore
 
 from .conftest import table_settings
 

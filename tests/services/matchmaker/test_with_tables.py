@@ -20,7 +20,7 @@ from services.matchmaker.placement import Placer
 from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
-from services.table.store_memory import MemoryStore as TableMemoryStore
+from services.table.store.memory import MemoryStore as TableMemoryStore
 
 from .clients import LIMIT_S, until_status
 from .conftest import FAST, SLOW_FILL, Cluster

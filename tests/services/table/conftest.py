@@ -13,7 +13,7 @@ from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.gateway.link import Link, dial
 from services.table.server import Running, create_server
-from services.table.store_memory import MemoryStore
+from services.table.store.memory import MemoryStore
 from table.table_players import ServerFactory, fast_settings
 
 

@@ -7,8 +7,8 @@ import secrets
 from pathlib import Path
 
 from services.common.archive import Archive
-from services.table.lease_index import FINISHED
-from services.table.store_memory import MemoryStore
+from services.table.store.lease_index import FINISHED
+from services.table.store.memory import MemoryStore
 from services.table.stored import Earlier, Reply, SeatMeta, TableMeta, TableState
 
 A = "replica-a 10.0.0.1:50052"

@@ -16,9 +16,9 @@ from redis_engines import Engines
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry
-from services.table.lease_index import FINISHED
-from services.table.store_memory import MemoryStore
-from services.table.store_redis import RedisStore
+from services.table.store.lease_index import FINISHED
+from services.table.store.memory import MemoryStore
+from services.table.store.redis import RedisStore
 from table.table_players import ServerFactory, create_table
 
 QUIET = 600_000  # a loop period no test waits for: the test runs that step itself

@@ -23,7 +23,7 @@ from services.common.redis_client import connect
 from services.common.registry import RedisRegistry
 from services.convert import move_to_pb, view_from_pb
 from services.table.server import Running
-from services.table.store_redis import RedisStore
+from services.table.store.redis import RedisStore
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.table.replies import Replies
-from services.table.store_memory import MemoryStore
+from services.table.store.memory import MemoryStore
 from services.table.stored import SeatMeta, TableMeta, TableState
 
 OWNER = "replica-a 127.0.0.1:1"

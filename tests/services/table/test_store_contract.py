@@ -13,10 +13,10 @@ import pytest
 from redis_engines import KINDS, Engines
 
 from services.common.redis_client import Durability, connect
-from services.table.lease_index import FINISHED, RedisLeaseIndex
 from services.table.store import TableStore
-from services.table.store_memory import MemoryStore
-from services.table.store_redis import RedisStore, keys
+from services.table.store.lease_index import FINISHED, RedisLeaseIndex
+from services.table.store.memory import MemoryStore
+from services.table.store.redis import RedisStore, keys
 from services.table.stored import Earlier, Reply, SeatMeta, TableMeta, TableState
 
 A, B = "replica-a 10.0.0.1:50052", "replica-b 10.0.0.2:50052"

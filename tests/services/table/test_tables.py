@@ -13,7 +13,7 @@ from rackcore import verify
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry
-from services.table.store_memory import MemoryStore
+from services.table.store.memory import MemoryStore
 from services.table.stored import SeatMeta, TableMeta, TableState
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked, play_to_the_end
 

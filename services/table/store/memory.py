@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 
 from services.common.archive import Archive
-from services.table.lease_index import FINISHED
 from services.table.store import AppendResult
+from services.table.store.lease_index import FINISHED
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["MemoryStore"]

@@ -34,8 +34,8 @@ import orjson
 
 from services.common.redis_client import Durability, RedisClient
 from services.common.script_batch import ScriptBatch
-from services.table.lease_index import FINISHED, RedisLeaseIndex
 from services.table.store import AppendResult
+from services.table.store.lease_index import FINISHED, RedisLeaseIndex
 from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["RedisStore", "keys"]
