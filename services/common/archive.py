@@ -1,7 +1,7 @@
 """Records that no longer change, out of process memory: an SQLite database (standard library).
 
 The in-process stores (``rackem up`` without Redis) keep what is live in dicts and move
-what is done here: a finished table's log and state (services/table/store_memory.py),
+what is done here: a finished table's log and state (services/table/store/memory.py),
 a started or closed table's matchmaker record and its seat tokens
 (services/matchmaker/memory_store.py). So the process's memory does not grow with
 the number of matches played, and, in a file under a data directory (``rackem up

@@ -8,7 +8,7 @@ lease expired, so bot-only progress never stops when an owner dies.
 Background work is proportional to this replica's own tables, not to the fleet: every
 append and save renews its table's lease; every third of the lease, one batched call
 renews the idle ones and one call per index shard notes every table's expiry in the
-lease index (services/table/lease_index.py). A sweep asks the index how many leases
+lease index (services/table/store/lease_index.py). A sweep asks the index how many leases
 expired (one call per shard) and claims at most this replica's fair share of them, so
 a dead or drained replica's tables spread over the others instead of piling onto
 the first sweeper. The replica heartbeats its load into the registry. ``drain``

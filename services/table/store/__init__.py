@@ -1,4 +1,4 @@
-"""The table store: one interface, two implementations (``store_redis``, ``store_memory``).
+"""The table store: one interface, two implementations (``store.redis``, ``store.memory``).
 
 A table's keys are its meta (fixed facts and the seed), its move log, its state
 (clocks, covers, round-over), its move-id records (exactly-once), and its lease.
@@ -9,7 +9,7 @@ replicas can never both append move ``n``. ``append`` and ``save_state`` given a
 ``lease_ms`` also renew the lease, so only idle tables need ``renew_many``.
 
 Finishing is one atomic step: the final state, and the lease turned into ``FINISHED``
-(services/table/lease_index.py), which nobody can acquire, so a finished table is
+(services/table/store/lease_index.py), which nobody can acquire, so a finished table is
 never adopted again nor its record logged twice.
 
 The live tables are listed in a lease index: each owner ``note_leases`` its tables'

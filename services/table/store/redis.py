@@ -16,7 +16,7 @@ is one slot's; batches of them go out one pipeline per node (``ScriptBatch``,
 is acknowledged only once that many replicas have it (``WAIT``), so a failover never
 loses a move a player saw accepted.
 
-The lease index (services/table/lease_index.py) is how sweepers find orphans without
+The lease index (services/table/store/lease_index.py) is how sweepers find orphans without
 reading every table: each owner notes its tables' expiries in it every renewal round,
 so an entry whose score has passed is a lease that may have expired. It lives in other
 slots than the tables, so it is never written in one script with a table's keys; a
