@@ -8,9 +8,10 @@ sorted sets its scripts change, so each script touches one slot, and a Redis Clu
 carries the homes on different nodes. A room code, a seat token and a rematch pointer
 each have a key tagged by what it is looked up by, written around the table's script:
 
-- a code is claimed (``SET NX``) before the script that opens its table, and a table
-  that another sitter's script opened first, or that is closed, frees it (``CODE_TTL``:
-  only while it still names that table);
+- a code is claimed (``SET NX``) before the script that opens its table, with an
+  expiry past its table's (``_code_life``), and a table that another sitter's script
+  opened first, or that is closed, frees it (``CODE_TTL``: only while it still names
+  that table);
 - a seat token's key is written once its table's script has seated it, and deleted
   once the seat is left or taken by a newer token; the table's ``k<seat>`` is the
   authority (``LEAVE`` checks it), the token's key the way to find the table;
@@ -54,6 +55,13 @@ def _record(flat: Sequence[Any]) -> TableRecord:
     return TableRecord.from_fields(
         {str(k): str(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
     )
+
+
+def _code_life(timings: Timings) -> int:
+    """A code's expiry, from its claim and from each join: past its table's whether the
+    table is still waiting (``LOBBY_TTL_MS`` from the last join) or started within that
+    time (``DONE_TTL_MS`` more), so starting a table need not touch its code."""
+    return timings.lobby_ttl_ms + timings.done_ttl_ms
 
 
 def _refusal(reply: Any) -> None:
@@ -208,7 +216,7 @@ class RedisStore:
 
         reply = await run(False)
         if not reply:  # no open table has a seat: claim a code, then open one
-            if not await self._claim_code(table.code, table.id, home, timings.lobby_ttl_ms):
+            if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
                 return None
             reply = await run(True)
             if str(reply[0]) != table.id:  # another sitter's table opened meanwhile
@@ -221,7 +229,7 @@ class RedisStore:
         self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str | None
     ) -> Placed | None:
         home = self._keys.room(table.id)
-        if not await self._claim_code(table.code, table.id, home, timings.lobby_ttl_ms):
+        if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
             return None
         reply = await self._create_private(
             keys=[home.table(table.id), home.due],
@@ -261,7 +269,7 @@ class RedisStore:
         pointer = await self._rematch_pointer(old_id)
         if pointer is None:
             home = self._keys.room(table.id)
-            if not await self._claim_code(table.code, table.id, home, timings.lobby_ttl_ms):
+            if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
                 return None
             won = await self._redis.set(
                 self._keys.rematch(old_id),
@@ -332,7 +340,7 @@ class RedisStore:
             ],
         )
         placed = _placed(reply)
-        await self._code_for(code, table_id, home, timings.lobby_ttl_ms)
+        await self._code_for(code, table_id, home, _code_life(timings))
         return await self._give_token(sitter, placed, home, timings)
 
     async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> TableRecord:
@@ -400,7 +408,8 @@ class RedisStore:
         if not reply:
             return None
         record = _record(reply)
-        await self._code_for(record.code, table_id, home, timings.done_ttl_ms)
+        if home is self._keys.legacy:  # its code was claimed for the lobby's time only
+            await self._code_for(record.code, table_id, home, timings.done_ttl_ms)
         return record
 
     async def release(
