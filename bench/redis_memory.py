@@ -38,7 +38,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc  # noqa:
 from services.common.errors import ServiceError  # noqa: E402
 from services.common.redis_client import connect  # noqa: E402
 from services.common.registry import RedisRegistry  # noqa: E402
-from services.convert import move_to_pb, view_from_pb  # noqa: E402
+from services.convert import move_to_pb  # noqa: E402
 from services.gateway.link import dial  # noqa: E402
 from services.matchmaker.ids import hash_token, new_table_id, new_token  # noqa: E402
 from services.matchmaker.records import NewTable, Sitter, Timings  # noqa: E402
@@ -47,6 +47,7 @@ from services.matchmaker.redis_store import RedisStore as MatchmakerStore  # noq
 from services.table.server import create_server  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
 from services.table.store.redis import RedisStore, keys  # noqa: E402
+from services.table.views import view_of  # noqa: E402
 
 LOCAL = "127.0.0.1"
 PASSWORD = secrets.token_hex(16)
@@ -97,7 +98,7 @@ async def play(
                     done.add((tv.version, "continue"))
                     await link.continue_round(request, 5)
                 continue
-            view = view_from_pb(tv.view)
+            view = view_of(tv)
             if tv.status != "playing" or not view.my_turn or (tv.version, "move") in done:
                 continue
             done.add((tv.version, "move"))

@@ -28,6 +28,7 @@ import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.gateway.link import Link, dial
+from services.table.views import view_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = 2
@@ -110,11 +111,12 @@ async def play_table(stub: table_pb2_grpc.TableAsyncStub, link: Link, moves: int
     for n in range(moves):
         if view.status == "round_over":
             view = await seats[0].dealt(n)
-        turn, phase = view.view.turn, view.view.phase
+        seen = view_of(view)
+        turn, phase = seen.turn, seen.phase
         if phase == "draw":
             move = game_pb2.Move(act="draw", source="stock")
         else:
-            move = game_pb2.Move(act="place", slot=_slot(view.view.held, 10 * PLAYERS + 20))
+            move = game_pb2.Move(act="place", slot=_slot(seen.held or 0, 10 * PLAYERS + 20))
         request = table_pb2.SubmitMoveRequest(
             table_id=tid, token=tokens[turn], move=move, move_id=f"m{n}", expected_version=n
         )

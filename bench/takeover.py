@@ -51,9 +51,10 @@ from lease_bench import LOCAL, PASSWORD, start_redis  # noqa: E402
 from rackcore.bots import choose  # noqa: E402
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc  # noqa: E402
 from services.common.errors import ServiceError  # noqa: E402
-from services.convert import move_to_pb, view_from_pb  # noqa: E402
+from services.convert import move_to_pb  # noqa: E402
 from services.gateway.link import Link, dial  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
+from services.table.views import view_of  # noqa: E402
 
 GIVE_UP_S = 30.0
 RETRY_S = 0.02
@@ -132,7 +133,7 @@ class Seat:
         if tv.status == "round_over" and not tv.continued[0]:
             await link.continue_round(seat_request, CALL_S)
             return
-        view = view_from_pb(tv.view)
+        view = view_of(tv)
         if tv.status != "playing" or not view.my_turn:
             return
         await asyncio.sleep(self.pace)

@@ -8,12 +8,13 @@ from __future__ import annotations
 import logging
 
 import grpc
+import orjson
 
 from rackcore import RackError, View
 from rackcore.bots import LEVELS, choose
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
 from services.common.errors import ServiceError, abort
-from services.convert import move_to_pb, view_from_pb
+from services.convert import move_to_pb
 
 __all__ = ["SERVICE_NAME", "BotServicer", "checked_view"]
 
@@ -27,12 +28,14 @@ def checked_view(request: bot_pb2.ChooseMoveRequest) -> View:
     """The request's view, refused with ``bad_request`` unless it is a view to move from."""
     if request.level not in LEVELS:
         raise ServiceError("bad_request", f"level must be one of {', '.join(LEVELS)}")
-    if not request.HasField("view"):
+    if not request.view_json:
         raise ServiceError("bad_request", "a view is required")
     try:
-        view = view_from_pb(request.view)
-    except RackError as exc:
+        view = View.from_dict(orjson.loads(request.view_json))
+    except (ValueError, RackError) as exc:  # orjson's JSONDecodeError is a ValueError
         raise ServiceError("bad_request", f"not a view: {exc}") from None
+    if not _well_typed(view):
+        raise ServiceError("bad_request", "not a view: a field has the wrong type")
     n = view.players
     if not 0 <= view.seat < n or not 0 <= view.turn < n:
         raise ServiceError("bad_request", "the view's seat or turn is not at this table")
@@ -43,6 +46,33 @@ def checked_view(request: bot_pb2.ChooseMoveRequest) -> View:
     if view.phase == "resolve" and view.held is None:
         raise ServiceError("bad_request", "the view holds no card to resolve")
     return view
+
+
+_INTS = ("seat", "round_no", "dealer", "turn", "stock_count", "recycles", "moves")
+_INT_TUPLES = ("rack", "discard", "scores", "turns_taken")
+
+
+def _well_typed(view: View) -> bool:
+    """Whether the fields a bot reads hold what a table's view holds (JSON could hold anything)."""
+    return (
+        all(type(getattr(view, name)) is int for name in _INTS)
+        and all(_ints(getattr(view, name)) for name in _INT_TUPLES)
+        and (view.held is None or type(view.held) is int)
+        and view.held_from in (None, "stock", "discard")
+        and type(view.phase) is str
+        and type(view.repair_tokens) is tuple
+        and all(type(t) is bool for t in view.repair_tokens)
+        and all(
+            type(groups) is tuple and all(_ints(g, none=True) for g in groups)
+            for groups in (view.pickups, view.discarded, view.known)
+        )
+        and _ints(view.center, none=True)
+        and _ints(view.last_pickup, none=True)
+    )
+
+
+def _ints(value: object, none: bool = False) -> bool:
+    return type(value) is tuple and all(type(v) is int or (none and v is None) for v in value)
 
 
 class BotServicer(bot_pb2_grpc.BotServicer):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from orjson import Fragment
+
 from rackcore import MalformedMoveError, Move, Rules, RulesError
 from services._gen.rackem.v1 import game_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services.convert import rules_from_pb, rules_to_pb
-from services.gateway import view_message
 from services.gateway.protocol import VERSION, ProtocolError
 
 __all__ = [
@@ -69,9 +70,8 @@ def _last_move(msg: pb.TableView) -> dict[str, Any] | None:
 
 
 def view(msg: pb.TableView) -> dict[str, Any]:
-    """The ``view`` message of one seat: its table view, plus its legal moves (no stay-in forms)."""
-    seat_view = view_message.seat_view(msg.view)
-    legal = view_message.legal(msg.view, seat_view["rules"])
+    """The ``view`` message of one seat: its ``TableView`` field by field, with the seat's
+    view and legal moves spliced in as the table made them (``view_json``, ``legal_json``)."""
     return {
         "type": "view",
         "table_id": msg.table_id,
@@ -95,8 +95,8 @@ def view(msg: pb.TableView) -> dict[str, Any]:
         "continued": msg.continued[:],
         "last_move": _last_move(msg),
         "ended_reason": msg.ended_reason,
-        "legal": legal,
-        "view": seat_view,
+        "legal": Fragment(msg.legal_json),
+        "view": Fragment(msg.view_json),
         "watchers": max(0, msg.watchers),
     }
 

@@ -19,7 +19,8 @@ from rackcore import Move, View
 from rackcore.bots import choose
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
 from services.common.logs import event
-from services.convert import move_from_pb, view_to_pb
+from services.convert import move_from_pb
+from services.table.views import view_json
 
 __all__ = ["FALLBACK_LEVEL", "BotClient"]
 
@@ -44,7 +45,7 @@ class BotClient:
             return choose(view, level=level, seed=secrets.randbits(32))
         if time.monotonic() >= self._resting_until:
             request = bot_pb2.ChooseMoveRequest(
-                view=view_to_pb(view), level=level, seed=secrets.randbits(63)
+                view_json=view_json(view), level=level, seed=secrets.randbits(63)
             )
             try:
                 reply = await self._stub.ChooseMove(request, timeout=self._timeout)

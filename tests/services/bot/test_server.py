@@ -19,7 +19,8 @@ from rackcore import Match, Move, Rules, observe
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
 from services.common.errors import from_rpc_error
 from services.common.running import Running
-from services.convert import move_from_pb, view_to_pb
+from services.convert import move_from_pb
+from services.table.views import view_json
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -44,7 +45,7 @@ async def test_a_bot_answers_a_legal_move_for_the_seat_to_move(
     for _ in range(6):  # draws and resolves, each chosen by the service
         view = observe(match, match.turn)
         reply = await bot.ChooseMove(
-            bot_pb2.ChooseMoveRequest(view=view_to_pb(view), level=level, seed=7)
+            bot_pb2.ChooseMoveRequest(view_json=view_json(view), level=level, seed=7)
         )
         move = move_from_pb(reply.move, seat=match.turn)
         assert move in view.legal_moves()
@@ -54,7 +55,7 @@ async def test_a_bot_answers_a_legal_move_for_the_seat_to_move(
 async def test_the_same_request_gets_the_same_move(bot: bot_pb2_grpc.BotAsyncStub) -> None:
     match = _match_in_resolve()
     request = bot_pb2.ChooseMoveRequest(
-        view=view_to_pb(observe(match, match.turn)), level="hard", seed=42
+        view_json=view_json(observe(match, match.turn)), level="hard", seed=42
     )
     assert await bot.ChooseMove(request) == await bot.ChooseMove(request)
 
@@ -69,18 +70,28 @@ async def _code(call: object) -> str:
 async def test_requests_it_cannot_answer_are_bad_requests(bot: bot_pb2_grpc.BotAsyncStub) -> None:
     match = _match_in_resolve()
     waiting = (match.turn + 1) % 3
-    own = view_to_pb(observe(match, match.turn))
-    broken = view_to_pb(observe(match, match.turn))
-    broken.seat = 7
-    no_card = view_to_pb(observe(match, match.turn))
-    no_card.held = 0
+    own = observe(match, match.turn).to_dict()
+
+    def changed(**fields: object) -> str:
+        return json.dumps({**own, **fields})
+
     requests = [
-        bot_pb2.ChooseMoveRequest(view=view_to_pb(observe(match, waiting)), level="medium"),
-        bot_pb2.ChooseMoveRequest(view=own, level="godlike"),
-        bot_pb2.ChooseMoveRequest(view=own, level=""),
+        bot_pb2.ChooseMoveRequest(view_json=view_json(observe(match, waiting)), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=json.dumps(own), level="godlike"),
+        bot_pb2.ChooseMoveRequest(view_json=json.dumps(own), level=""),
         bot_pb2.ChooseMoveRequest(level="medium"),
-        bot_pb2.ChooseMoveRequest(view=broken, level="medium"),
-        bot_pb2.ChooseMoveRequest(view=no_card, level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(seat=7), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(held=None), level="medium"),
+        # JSON that is no view, or a view whose fields hold what no table sends
+        bot_pb2.ChooseMoveRequest(view_json="{not json", level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json="[1, 2]", level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(rules={"players": 9}), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(rounds=[{"points": []}]), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(rack=["a"] * 10), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(held="7"), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(turn=True), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(known=[[1.5]] * 3), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(repair_tokens=[1, 0, 0]), level="medium"),
     ]
     for request in requests:
         assert await _code(bot.ChooseMove(request)) == "bad_request"

@@ -22,6 +22,7 @@ from services.gateway.link import Link, dial
 from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.store.memory import MemoryStore
+from services.table.views import view_of
 
 from .conftest import table_settings
 
@@ -90,7 +91,7 @@ async def test_a_move_answers_the_new_version_once_per_move_id(
 ) -> None:
     created = await replica.table()
     views = [await first_view(link, seat(created, n)) for n in (0, 1)]
-    mover = next(n for n, tv in enumerate(views) if tv.view.turn == tv.view.seat)
+    mover = next(n for n, tv in enumerate(views) if view_of(tv).turn == view_of(tv).seat)
     draw = table_pb2.SubmitMoveRequest(
         table_id=created.table_id,
         token=created.tokens[mover],
@@ -188,7 +189,7 @@ async def test_views_by_handler_or_by_iteration_and_a_closed_subscription_lets_t
         iterated.close()
         while seen[-1].seats[1].connected:  # the replica let seat 1 go
             await asyncio.sleep(0.01)
-    assert mine.view.seat == 1 and all(v.view.seat == 0 for v in seen)
+    assert view_of(mine).seat == 1 and all(view_of(v).seat == 0 for v in seen)
     handled.close()
     await handled.finished()  # closed by its reader: a clean end
     assert link.broken is None

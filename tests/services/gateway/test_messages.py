@@ -1,13 +1,23 @@
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 import pytest
 
 from rackcore import Match, Move, Rules, observe
 from services._gen.rackem.v1 import game_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
-from services.convert import move_to_pb, rules_to_pb, view_to_pb
+from services.convert import move_to_pb, rules_to_pb
 from services.gateway import messages
-from services.gateway.protocol import ProtocolError, schemas
+from services.gateway.protocol import ProtocolError, encode, schemas
+from services.table.views import legal_json, view_json
+
+
+def sent(message: dict[str, object]) -> dict[str, object]:
+    """A message as the client reads it (its view and legal moves are JSON text until sent)."""
+    out: dict[str, object] = orjson.loads(encode(message))
+    return out
 
 
 def table_view(match: Match, seat: int, **fields: object) -> pb.TableView:
@@ -19,7 +29,8 @@ def table_view(match: Match, seat: int, **fields: object) -> pb.TableView:
         table_id="t0123456789abcdef",
         code="K7MX2Q",
         version=len(match.history),
-        view=view_to_pb(observe(match, seat)),
+        view_json=view_json(observe(match, seat)),
+        legal_json=legal_json(observe(match, seat)),
         seats=seats,
         status="playing",
         continued=[False, False],
@@ -27,13 +38,17 @@ def table_view(match: Match, seat: int, **fields: object) -> pb.TableView:
     )
 
 
+def view_message(msg: pb.TableView) -> Any:
+    return sent(messages.view(msg))
+
+
 def test_a_view_message_holds_the_seats_own_view_and_matches_its_schema() -> None:
     match = Match(Rules(players=2), seed=bytes(32))
-    message = messages.view(table_view(match, seat=0))
+    message = view_message(table_view(match, seat=0))
     assert schemas()["view"].error(message) is None
     assert message["view"] == observe(match, 0).to_dict()
     assert message["last_move"] is None
-    other = messages.view(table_view(match, seat=1))
+    other = view_message(table_view(match, seat=1))
     assert other["view"]["rack"] == list(match.racks[1])
     assert message["view"]["rack"] != other["view"]["rack"]
 
@@ -41,12 +56,12 @@ def test_a_view_message_holds_the_seats_own_view_and_matches_its_schema() -> Non
 def test_legal_moves_are_listed_without_seat_and_without_the_stay_in_forms() -> None:
     match = Match(Rules(players=2), seed=bytes(32))
     turn = match.turn
-    assert messages.view(table_view(match, seat=1 - turn))["legal"] == []
-    drawing = messages.view(table_view(match, seat=turn))["legal"]
+    assert view_message(table_view(match, seat=1 - turn))["legal"] == []
+    drawing = view_message(table_view(match, seat=turn))["legal"]
     assert drawing == [{"act": "draw", "from": "stock"}, {"act": "draw", "from": "discard"}]
     match.apply(Move.draw(turn, "stock"))
     last = move_to_pb(Move.draw(turn, "stock").with_by("human"))
-    resolving = messages.view(table_view(match, seat=turn, last_move=last))
+    resolving = view_message(table_view(match, seat=turn, last_move=last))
     assert resolving["legal"] == [{"act": "place", "slot": s} for s in range(10)] + [
         {"act": "throw"}
     ]

@@ -21,6 +21,7 @@ from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
 from services.table.store.memory import MemoryStore as TableMemoryStore
+from services.table.views import view_of
 
 from .clients import LIMIT_S, until_status
 from .conftest import FAST, SLOW_FILL, Cluster
@@ -64,7 +65,7 @@ async def test_a_quick_match_table_accepts_the_seat_tokens_it_was_given(
     assert bob.lobby.replica in {t.addr for t in tables}
     for seated in (ann, bob):
         view = await first_view(bob.lobby.replica, seated.table_id, seated.token)
-        assert (view.table_id, view.code, view.view.seat) == (
+        assert (view.table_id, view.code, view_of(view).seat) == (
             seated.table_id,
             seated.code,
             seated.seat,
@@ -101,7 +102,7 @@ async def test_new_games_against_the_computer_spread_over_the_real_replicas(
     assert {g.lobby.replica for g in games} == {t.addr for t in tables}
     view = await first_view(games[0].lobby.replica, games[0].table_id, games[0].token)
     assert [(s.kind, s.level) for s in view.seats] == [("human", "")] + [("bot", "hard")] * 3
-    assert (view.view.rules.players, view.view.rules.target) == (4, 200)
+    assert (view_of(view).rules.players, view_of(view).rules.target) == (4, 200)
 
 
 def table_request(table_id: str) -> table_pb2.CreateTableRequest:

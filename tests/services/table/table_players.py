@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -20,10 +21,11 @@ from rackcore import Match, Move, match_from_log, observe
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, from_rpc_error
-from services.convert import move_to_pb, view_from_pb, view_to_pb
+from services.convert import move_to_pb
 from services.gateway.link import Link, dial
 from services.table.server import Running
 from services.table.settings import TableSettings
+from services.table.views import view_of
 
 FAST: dict[str, Any] = {
     "host": "127.0.0.1",
@@ -127,7 +129,7 @@ class SeatPlayer:
             if self.continues:
                 await link.continue_round(seat_request, TIMEOUT)
             return
-        view = view_from_pb(tv.view)
+        view = view_of(tv)
         key = (tv.version, view.round_no, view.phase)
         if not self.plays or tv.status != "playing" or not view.my_turn or key in self._done:
             return
@@ -167,16 +169,24 @@ def assert_views_private(
         while applied < tv.version:
             match.apply(moves[applied])
             applied += 1
-        if match.phase == "round_over" and tv.view.round_no > match.round_no:
+        view = json.loads(tv.view_json)
+        if match.phase == "round_over" and view["round_no"] > match.round_no:
             match.next_round()
-        assert tv.view == view_to_pb(observe(match, seat))
-        assert tv.view.seat == seat
-        if tv.view.phase not in ("round_over", "match_over"):
-            assert not tv.view.racks, "another seat's rack before the reveal"
-        if tv.view.phase != "match_over":
-            assert not tv.view.seed, "the seed before the end"
-        if not tv.view.stock_public:
-            assert not tv.view.stock_known, "the stock's order while it is hidden"
+        expected = observe(match, seat)
+        assert view == expected.to_dict()
+        assert json.loads(tv.legal_json) == [
+            {k: v for k, v in m.to_dict().items() if k != "seat"}
+            for m in expected.legal_moves()
+            if m.go_out
+        ]
+        assert view["seat"] == seat
+        if view["phase"] not in ("round_over", "match_over"):
+            assert view["racks"] is None, "another seat's rack before the reveal"
+        if view["phase"] != "match_over":
+            assert view["seed"] is None, "the seed before the end"
+        if view["stock_known"] is not None:
+            assert view["stock_known"] == list(match.stock), "the stock's order while it is hidden"
+            assert match.stock_public, "the stock's order while it is hidden"
         for info in tv.seats:
             assert set(info.DESCRIPTOR.fields_by_name) == {
                 "seat",

@@ -15,9 +15,10 @@ from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
-from services.convert import move_to_pb, view_from_pb
+from services.convert import move_to_pb
 from services.gateway.link import Link, Subscription
 from services.table.clocks import now_ms
+from services.table.views import view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
@@ -64,12 +65,12 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
                 covered_turn = (
                     view.seats[0].kind == "cover"
                     and view.status == "playing"
-                    and view.view.turn == 0
-                    and view.view.phase == "draw"
+                    and view_of(view).turn == 0
+                    and view_of(view).phase == "draw"
                 )
                 if not covered_turn:
                     continue
-                move = choose(view_from_pb(view.view), "medium")
+                move = choose(view_of(view), "medium")
                 request = table_pb2.SubmitMoveRequest(
                     table_id=tid,
                     token=token,
@@ -90,7 +91,7 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
     assert reply.seats[0].kind == "human"
     assert reply.last_move.by == "human" and reply.last_move.seat == 0
     assert reply.deadline_ms > 0  # the human's clock runs again for the next decision
-    human_turns = [v for v in seen if v.view.turn == 0 and v.seats[0].kind == "human"]
+    human_turns = [v for v in seen if view_of(v).turn == 0 and v.seats[0].kind == "human"]
     assert human_turns and all(v.deadline_ms > 0 for v in human_turns if v.status == "playing")
     assert seen[-1].seats[0].kind == "cover"
 
@@ -107,7 +108,7 @@ async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
         stream = _views(link, tid, token)
         async with asyncio.timeout(30):
             view = await _read(stream)
-            while not (view.seats[0].kind == "cover" and view.view.turn == 0):
+            while not (view.seats[0].kind == "cover" and view_of(view).turn == 0):
                 view = await _read(stream)
             # One tap: the seat is the human's again, with a fresh clock on its turn.
             await link.continue_round(table_pb2.SeatRequest(table_id=tid, token=token), 5)
@@ -115,7 +116,7 @@ async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
                 view = await _read(stream)
         stream.close()
     assert view.status == "playing"
-    if view.view.turn == 0:  # (the cover's move may have landed first)
+    if view_of(view).turn == 0:  # (the cover's move may have landed first)
         assert view.deadline_ms > 0 and view.remaining_ms > 0
     table = server.tables.live[tid]
     assert table.kind(0) == "human" and not table.state.covered[0]
@@ -139,7 +140,7 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
             while table.planned_at is None:  # the driver waits for the mover's clock
                 await asyncio.sleep(0.01)
             planned = table.planned_at
-            mover = view.view.turn
+            mover = view_of(view).turn
             version = await link.submit(
                 table_pb2.SubmitMoveRequest(
                     table_id=tid,
@@ -174,11 +175,11 @@ async def test_the_round_over_screen_waits_for_the_connected_human(
         created = await create_table(stub, humans=1, bots=1, target=100)
         watcher = SeatPlayer(stub, created.table_id, created.tokens[0], 0, plays=False)
         async with asyncio.timeout(20):
-            await watcher.run(stop=lambda view: view.view.round_no == 2)
+            await watcher.run(stop=lambda view: view_of(view).round_no == 2)
     over = [v for v in watcher.views if v.status == "round_over"]
     assert over[0].continue_deadline_ms > 0 and list(over[0].continued) == [False, False]
     assert any(list(v.continued) == [True, False] for v in over)
-    assert watcher.views[-1].view.round_no == 2 and watcher.views[-1].status == "playing"
+    assert view_of(watcher.views[-1]).round_no == 2 and watcher.views[-1].status == "playing"
 
 
 async def test_the_next_round_comes_at_the_deadline_without_a_continue(
@@ -192,7 +193,7 @@ async def test_the_next_round_comes_at_the_deadline_without_a_continue(
             stub, created.table_id, created.tokens[0], 0, plays=False, continues=False
         )
         async with asyncio.timeout(20):
-            await watcher.run(stop=lambda view: view.view.round_no == 2)
+            await watcher.run(stop=lambda view: view_of(view).round_no == 2)
     over = [v for v in watcher.views if v.status == "round_over"]
     assert over and all(not any(v.continued) for v in over)
     assert watcher.views[-1].status == "playing"

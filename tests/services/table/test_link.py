@@ -24,9 +24,10 @@ from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.common.in_process import TableLinks
-from services.convert import move_to_pb, view_from_pb
+from services.convert import move_to_pb
 from services.gateway.link import Link, Stream
 from services.table.server import Running
+from services.table.views import view_of
 from table.table_players import (
     ServerFactory,
     assert_views_private,
@@ -88,7 +89,7 @@ async def play_seat(
                 if not tv.continued[seat]:
                     await link.continue_round(request, 5)
                 continue
-            view = view_from_pb(tv.view)
+            view = view_of(tv)
             key = (tv.version, view.round_no, view.phase)
             if tv.status != "playing" or not view.my_turn or key in done:
                 continue
@@ -181,7 +182,7 @@ async def _my_turn(stub: table_pb2_grpc.TableAsyncStub, table_id: str, token: st
         views = link.subscribe(request)
         tv = await anext(views)
         views.close()
-    return tv.view.turn == tv.view.seat
+    return view_of(tv).turn == view_of(tv).seat
 
 
 async def test_a_closed_subscription_lets_the_seat_go(
@@ -268,7 +269,7 @@ async def test_views_can_be_handed_over_as_they_come_and_a_failing_handler_ends_
             await both.wait()
             while seen[-1].seats[1].connected:  # ...and the seat it held was let go
                 await asyncio.sleep(0.01)
-        assert all(v.view.seat == 0 for v in seen)
+        assert all(view_of(v).seat == 0 for v in seen)
         watcher.close()
         await watcher.finished()  # closed by its reader: a clean end
         assert link.broken is None

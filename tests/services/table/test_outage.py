@@ -21,9 +21,10 @@ from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.common.redis_client import connect
 from services.common.registry import RedisRegistry
-from services.convert import move_to_pb, view_from_pb
+from services.convert import move_to_pb
 from services.table.server import Running
 from services.table.store.redis import RedisStore
+from services.table.views import view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 
@@ -106,13 +107,13 @@ async def test_a_move_refused_for_a_long_outage_is_kept_once_when_retried_by_its
             link = await stack.enter_async_context(linked(stub))
             views = link.subscribe(seat)
             async for tv in views:
-                if view_from_pb(tv.view).my_turn:
+                if view_of(tv).my_turn:
                     break
             views.close()
             request = table_pb2.SubmitMoveRequest(
                 table_id=reply.table_id,
                 token=reply.tokens[0],
-                move=move_to_pb(choose(view_from_pb(tv.view), "medium", seed=1)),
+                move=move_to_pb(choose(view_of(tv), "medium", seed=1)),
                 move_id="the-move",
             )
             before = len((await store.load(reply.table_id)).moves)  # type: ignore[union-attr]

@@ -13,6 +13,7 @@ from rackcore import SPECTATOR
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.table.server import Running
+from services.table.views import view_of
 from table.table_players import (
     SeatPlayer,
     ServerFactory,
@@ -57,9 +58,9 @@ async def test_a_spectator_of_a_whole_match_gets_exactly_the_public_view_every_t
         await watcher  # the stream ends after the final view
     record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=created.table_id))
     log = json.loads(record.log_json)
-    assert watched[-1].status == "finished" and watched[-1].view.seed == log["seed"]
+    assert watched[-1].status == "finished" and view_of(watched[-1]).seed == log["seed"]
     assert_views_private(log, SPECTATOR, watched)
-    assert all(not v.view.rack and v.view.seat == SPECTATOR for v in watched)
+    assert all(not view_of(v).rack and view_of(v).seat == SPECTATOR for v in watched)
     for player in players:  # the seats were told of the watcher, and only its count
         assert any(v.watchers == 1 for v in player.views)
         assert_views_private(log, player.seat, player.views)

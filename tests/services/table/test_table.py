@@ -14,6 +14,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.gateway.link import Link, Subscription
 from services.table.server import Running
+from services.table.views import view_of
 from table.table_players import SeatPlayer, create_table, error_code, play_to_the_end
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
@@ -92,7 +93,7 @@ async def test_refused_moves_get_their_code_and_leave_the_table_unchanged(
     created = await create_table(stub, humans=2, bots=0)
     tid, tokens = created.table_id, list(created.tokens)
     before = await _first_view(link, tid, tokens[0])
-    mover = before.view.turn
+    mover = view_of(before).turn
     waiter = 1 - mover
     summary_before = await stub.GetSummary(table_pb2.SummaryRequest(table_id=tid))
     cases = [
@@ -146,7 +147,7 @@ async def test_a_repeated_move_id_returns_the_earlier_reply_and_moves_once(
 ) -> None:
     created = await create_table(stub, humans=2, bots=0)
     tid, tokens = created.table_id, list(created.tokens)
-    mover = (await _first_view(link, tid, tokens[0])).view.turn
+    mover = view_of(await _first_view(link, tid, tokens[0])).turn
     first = await _submit(link, tid, tokens[mover], DRAW, "same-id", expected=0)
     again = await _submit(link, tid, tokens[mover], DRAW, "same-id", expected=0)
     other = await _submit(link, tid, tokens[mover], game_pb2.Move(act="throw"), "same-id")
@@ -164,7 +165,7 @@ async def test_a_repeated_move_id_returns_the_earlier_reply_and_moves_once(
 async def test_a_stale_expected_version_is_refused(stub: Stub, link: Link) -> None:
     created = await create_table(stub, humans=2, bots=0)
     tid, tokens = created.table_id, list(created.tokens)
-    mover = (await _first_view(link, tid, tokens[0])).view.turn
+    mover = view_of(await _first_view(link, tid, tokens[0])).turn
     await _submit(link, tid, tokens[mover], DRAW, "a", expected=0)
     for stale in (0, 7):
         name = await _refused(
@@ -192,7 +193,7 @@ async def test_a_move_after_the_end_is_match_over(stub: Stub, link: Link) -> Non
     refused = await _refused(_submit(link, created.table_id, created.tokens[0], DRAW, "late"))
     assert refused == "match_over"
     last = await _first_view(link, created.table_id, created.tokens[0])
-    assert last.status == "finished" and last.view.seed
+    assert last.status == "finished" and view_of(last).seed
 
 
 async def test_the_newest_subscription_of_a_seat_ends_the_older_one(stub: Stub, link: Link) -> None:
@@ -301,7 +302,7 @@ async def test_a_seat_created_with_a_token_hash_is_held_by_that_token(
     created = await stub.CreateTable(table_pb2.CreateTableRequest(seats=seats))
     assert list(created.tokens) == ["", ""]
     view = await _first_view(link, created.table_id, token)
-    assert view.view.seat == 0 and view.seats[0].name == "Ann"
+    assert view_of(view).seat == 0 and view.seats[0].name == "Ann"
 
 
 async def test_a_repeated_create_answers_the_same_table_again(stub: Stub, link: Link) -> None:

@@ -1,14 +1,16 @@
-"""What leaves a table: each seat's ``TableView``, its own ``observe`` view in the public facts."""
+"""What leaves a table: each seat's ``TableView``, its own ``observe`` view (as JSON) in the
+public facts."""
 
 from __future__ import annotations
 
+import json
 import random
 
 from rackcore import Match, Rules, observe
 from services._gen.rackem.v1 import game_pb2
-from services.convert import move_to_pb, view_to_pb
+from services.convert import move_to_pb
 from services.table.stored import SeatMeta, TableMeta, TableState
-from services.table.views import seat_infos, table_view, table_views
+from services.table.views import legal_json, seat_infos, table_view, table_views, view_json
 
 NOW = 1_700_000_000_000
 
@@ -21,7 +23,8 @@ def _reference(
         table_id=meta.table_id,
         code=meta.code,
         version=len(match.history),
-        view=view_to_pb(observe(match, seat)),
+        view_json=view_json(observe(match, seat)),
+        legal_json=legal_json(observe(match, seat)),
         seats=seats,
         status=state.status,
         deadline_ms=state.deadline_ms,
@@ -59,7 +62,7 @@ def test_each_seat_gets_its_own_view_in_the_same_public_facts() -> None:
         for seat, msg in views.items():
             assert msg == _reference(meta, match, state, seats, seat)
             assert msg == table_view(meta, match, state, seats, seat, NOW)
-            assert msg.view.rack == list(observe(match, seat).rack)
+            assert json.loads(msg.view_json)["rack"] == list(observe(match, seat).rack)
             checked += 1
         legal = match.legal_moves()
         match.apply(legal[rnd.randrange(len(legal))])

@@ -21,25 +21,25 @@ DESCRIPTOR: _descriptor.FileDescriptor
 class ChooseMoveRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
-    VIEW_FIELD_NUMBER: _builtins.int
+    VIEW_JSON_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    view_json: _builtins.str
+    """the seat's view, as the table streams it (TableView.view_json)"""
     level: _builtins.str
     """easy | medium | hard"""
     seed: _builtins.int
     """the bot's own randomness; never the match's"""
-    @_builtins.property
-    def view(self) -> _game_pb2.View: ...
     def __init__(
         self,
         *,
-        view: _game_pb2.View | None = ...,
+        view_json: _builtins.str = ...,
         level: _builtins.str = ...,
         seed: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "seed", b"seed", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "seed", b"seed", "view_json", b"view_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

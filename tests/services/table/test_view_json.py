@@ -1,38 +1,43 @@
-"""The gateway's ``view`` message is, byte for byte, the one built through rackcore's ``View``."""
+"""Each seat's view leaves the table as JSON made once: ``observe(match, seat).to_dict()`` and
+the seat's legal moves, for every seat and a spectator, and the gateway's ``view`` message
+carries both unchanged in its ``TableView``'s fields."""
 
 from __future__ import annotations
 
+import json
 import random
-import re
 from typing import Any
 
-import pytest
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rackcore import SPECTATOR, Match, Rules, RulesError
+from rackcore import SPECTATOR, Match, Rules, View, observe
 from services._gen.rackem.v1 import game_pb2 as pb
-from services.convert import view_from_pb
 from services.gateway import messages
-from services.gateway.messages import _last_move
 from services.gateway.protocol import encode, schemas
 from services.table.stored import SeatMeta, TableMeta, TableState
-from services.table.views import seat_infos, table_view
+from services.table.views import seat_infos, table_views, view_of
 
 PLAYOUT = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+HIDING = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NOW = 1_700_000_000_000
 STATUS = {"draw": "playing", "resolve": "playing", "round_over": "round_over"}
 
 
-def reference_view(msg: pb.TableView) -> dict[str, Any]:
-    """The ``view`` message as the gateway built it through rackcore's ``View`` (the reference)."""
-    seat_view = view_from_pb(msg.view)
-    legal = []
-    for move in seat_view.legal_moves():
+def reference_legal(view: View) -> list[dict[str, Any]]:
+    """The protocol's ``legal`` list from rackcore: the go-out forms, without ``seat``."""
+    out = []
+    for move in view.legal_moves():
         if move.go_out:
             entry = move.to_dict()
             del entry["seat"]
-            legal.append(entry)
+            out.append(entry)
+    return out
+
+
+def reference_message(msg: pb.TableView, view: View) -> dict[str, Any]:
+    """The ``view`` message built from the ``TableView``'s fields and rackcore's ``View``."""
     return {
         "type": "view",
         "table_id": msg.table_id,
@@ -54,10 +59,10 @@ def reference_view(msg: pb.TableView) -> dict[str, Any]:
         "remaining_ms": max(0, msg.remaining_ms),
         "continue_deadline_ms": max(0, msg.continue_deadline_ms),
         "continued": list(msg.continued),
-        "last_move": _last_move(msg),
+        "last_move": messages._last_move(msg),
         "ended_reason": msg.ended_reason,
-        "legal": legal,
-        "view": seat_view.to_dict(),
+        "legal": reference_legal(view),
+        "view": view.to_dict(),
         "watchers": msg.watchers,
     }
 
@@ -100,9 +105,9 @@ class Table:
         )
         self.state = TableState.new(rules.players)
 
-    def views(self) -> list[pb.TableView]:
-        """Every seat's view now, and a spectator's, with varied clocks, seat kinds,
-        connections and watchers."""
+    def views(self) -> list[tuple[pb.TableView, View]]:
+        """Every seat's ``TableView`` now, and a spectator's, with varied clocks, seat kinds,
+        connections and watchers; each with ``observe``'s view of that seat now."""
         rnd, match, state = self.rnd, self.match, self.state
         state.status = STATUS.get(match.phase, "finished")
         state.ended_reason = "finished" if state.status == "finished" else ""
@@ -114,13 +119,15 @@ class Table:
         connected = [rnd.random() < 0.8 for _ in self.meta.seats]
         seats = seat_infos(self.meta, kinds, connected, state)
         out = []
+        wanted = [*range(match.players), SPECTATOR]
+        rnd.shuffle(wanted)
         watchers = rnd.choice([0, 0, 1, 7])
-        for seat in (*range(match.players), SPECTATOR):
-            msg = table_view(self.meta, match, state, seats, seat, NOW)
-            msg.watchers = watchers
+        made = table_views(self.meta, match, state, seats, wanted, NOW, watchers)
+        assert set(made) == set(wanted)
+        for seat, msg in made.items():
             if rnd.random() < 0.05:  # clocks from a skewed replica: the message clamps them
                 msg.deadline_ms, msg.remaining_ms, msg.continue_deadline_ms = -1, -250, -9
-            out.append(msg)
+            out.append((msg, observe(match, seat)))
         return out
 
     def play(self) -> None:
@@ -133,7 +140,7 @@ class Table:
         match.apply(legal[self.rnd.randrange(len(legal))].with_by(self.rnd.choice(["human", None])))
 
 
-def positions(rules: Rules, seed: bytes, rnd: random.Random) -> list[pb.TableView]:
+def positions(rules: Rules, seed: bytes, rnd: random.Random) -> list[tuple[pb.TableView, View]]:
     """Views of one whole match: every seat at about one move in eight, and at every round end."""
     table = Table(rules, seed, rnd)
     out = table.views()
@@ -147,52 +154,46 @@ def positions(rules: Rules, seed: bytes, rnd: random.Random) -> list[pb.TableVie
 
 @PLAYOUT
 @given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), play=st.integers(0, 2**32))
-def test_the_view_message_is_the_reference_message_for_every_seat(
+def test_every_seats_json_is_its_observed_view_and_legal_moves(
     rules: Rules, seed: bytes, play: int
 ) -> None:
-    for msg in positions(rules, seed, random.Random(play)):
-        assert encode(messages.view(msg)) == encode(reference_view(msg))
+    for msg, view in positions(rules, seed, random.Random(play)):
+        assert json.loads(msg.view_json) == view.to_dict()
+        assert json.loads(msg.legal_json) == reference_legal(view)
+        assert view_of(msg) == view  # what the bot service reads back is the view itself
+        # ... and the gateway's message is the reference message, byte for byte
+        assert encode(messages.view(msg)) == encode(reference_message(msg, view))
 
 
 def test_the_positions_cover_every_phase_and_legal_move() -> None:
     rules = Rules(players=3, bonus=True, repair_token=True, target=50, turn_cap=50)
     views = positions(rules, bytes(range(32)), random.Random(7))
-    phases = {msg.view.phase for msg in views}
-    assert phases == {"draw", "resolve", "round_over", "match_over"}
-    acts = {entry["act"] for msg in views for entry in messages.view(msg)["legal"]}
+    assert {view.phase for _, view in views} == {"draw", "resolve", "round_over", "match_over"}
+    acts = {entry["act"] for msg, _ in views for entry in json.loads(msg.legal_json)}
     assert acts == {"draw", "place", "throw", "repair"}
-    for msg in views:
-        assert messages.view(msg) == reference_view(msg)
+    for msg, view in views:
+        assert orjson.loads(encode(messages.view(msg))) == reference_message(msg, view)
 
 
-def test_a_view_message_matches_its_schema_and_changing_it_changes_no_later_message() -> None:
+def test_a_view_message_matches_its_schema_and_keeps_the_protocols_field_order() -> None:
     rules = Rules(players=2, repair_token=True, target=50, turn_cap=50)
     table = Table(rules, bytes(32), random.Random(3))
     while table.match.phase != "resolve" or not table.match.repair_tokens[table.match.turn]:
         table.play()
-    msg = table.views()[table.match.turn]
-    first = messages.view(msg)
-    assert schemas()["view"].error(first) is None
-    assert any(entry["act"] == "repair" for entry in first["legal"])
-    first["view"]["rules"]["target"] = 0
-    first["legal"][0]["act"] = "changed"
-    first["legal"].clear()
-    assert messages.view(msg) == reference_view(msg)
+    msg, view = next((m, v) for m, v in table.views() if v.seat == table.match.turn)
+    message = orjson.loads(encode(messages.view(msg)))
+    assert schemas()["view"].error(message) is None
+    assert any(entry["act"] == "repair" for entry in message["legal"])
+    assert list(message) == list(reference_message(msg, view))
+    assert list(message["view"]) == list(view.to_dict())
 
 
-def test_rules_no_view_can_hold_are_refused_as_before() -> None:
-    msg = Table(Rules(players=2), bytes(32), random.Random(1)).views()[0]
-    msg.view.rules.target = 1
-    with pytest.raises(RulesError) as expected:
-        reference_view(msg)
-    with pytest.raises(RulesError, match=re.escape(str(expected.value))):
-        messages.view(msg)
-
-
-def test_a_spectators_view_message_has_no_rack_offers_no_move_and_matches_its_schema() -> None:
+def test_a_spectators_view_has_no_rack_offers_no_move_and_matches_its_schema() -> None:
     rules = Rules(players=3, repair_token=True, target=50, turn_cap=50)
     views = positions(rules, bytes(range(32)), random.Random(11))
-    spectators = [messages.view(msg) for msg in views if msg.view.seat == SPECTATOR]
+    spectators = [
+        orjson.loads(encode(messages.view(msg))) for msg, view in views if view.seat == SPECTATOR
+    ]
     assert {m["view"]["phase"] for m in spectators} == {
         "draw",
         "resolve",
@@ -203,3 +204,37 @@ def test_a_spectators_view_message_has_no_rack_offers_no_move_and_matches_its_sc
         assert schemas()["view"].error(message) is None
         assert message["legal"] == [] and message["view"]["rack"] == []
         assert message["view"]["seat"] == -1
+        if message["view"]["phase"] in ("draw", "resolve"):
+            assert message["view"]["racks"] is None and message["view"]["seed"] is None
+
+
+@HIDING
+@given(rules=table_rules(), seed=st.binary(min_size=32, max_size=32), play=st.integers(0, 2**32))
+def test_the_json_sent_carries_no_hidden_card_no_seed_and_no_stock_order_before_their_time(
+    rules: Rules, seed: bytes, play: int
+) -> None:
+    """What tests/rackcore/test_view_hiding.py holds of ``observe``, held of the text itself:
+    with the stock reversed (its order hidden) every seat's and a spectator's text is the same,
+    the seed is in no text before the end, and no other seat's rack before the reveal."""
+    rnd = random.Random(play)
+    table = Table(rules, seed, rnd)
+    match, wanted = table.match, [*range(rules.players), SPECTATOR]
+    while match.phase != "match_over":
+        now = table_views(table.meta, match, table.state, [], wanted, NOW)
+        hidden_order = not match.stock_public and len(match.stock) >= 2
+        match.stock.reverse()  # (put back below: the same table but for the stock's order)
+        later = table_views(table.meta, match, table.state, [], wanted, NOW)
+        match.stock.reverse()
+        for seat, msg in now.items():
+            assert seed.hex() not in msg.view_json
+            if hidden_order:
+                assert later[seat].view_json == msg.view_json
+            if match.phase in ("draw", "resolve"):
+                rack = json.loads(msg.view_json)["rack"]
+                assert rack == (list(match.racks[seat]) if seat != SPECTATOR else [])
+                assert json.loads(msg.view_json)["racks"] is None
+        table.play()
+    assert all(
+        seed.hex() in m.view_json
+        for m in table_views(table.meta, match, table.state, [], wanted, NOW).values()
+    )
