@@ -10,11 +10,12 @@ with a fixed message: their text is never sent to a client.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NoReturn, cast
+from typing import TYPE_CHECKING, NoReturn, cast
 
 import grpc
 
-from rackcore import RackError
+if TYPE_CHECKING:  # (only the table raises them; a gateway process loads no rackcore)
+    from rackcore import RackError
 
 __all__ = [
     "CODES",

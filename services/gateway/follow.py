@@ -15,7 +15,6 @@ from typing import Any
 
 import grpc
 
-from rackcore import SPECTATOR
 from services._gen.rackem.v1 import game_pb2
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
@@ -23,9 +22,12 @@ from services.common.errors import ServiceError, from_rpc_error
 from services.gateway import messages
 from services.gateway.backends import Backends, reroute
 
-__all__ = ["FINAL", "Follower", "Seat", "follow"]
+__all__ = ["FINAL", "SPECTATOR", "Follower", "Seat", "follow"]
 
 FINAL = frozenset({"finished", "ended"})
+SPECTATOR = -1
+"""The seat a watcher is followed as: the table's views for it hold public information only
+(rackcore's ``SPECTATOR``; tests/services/gateway/test_purity.py holds the two equal)."""
 Push = Callable[[dict[str, Any]], None]
 
 

@@ -1,20 +1,27 @@
-"""Protocol messages from the services' protobuf messages, and protobuf values from clients."""
+"""Protocol messages from the services' protobuf messages, and protobuf values from clients.
+
+Both ways the mapping is mechanical, field by field: the gateway decides nothing about the
+game. A client's move and rules become their protobuf messages by name and JSON type, and
+the service that owns them says whether they are a move (the table: ``malformed_move``) or
+rules (the matchmaker: ``bad_rules``); a seat's view and legal moves come as the JSON text
+the table made for the seat.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf.descriptor import FieldDescriptor
 from orjson import Fragment
 
-from rackcore import MalformedMoveError, Move, Rules, RulesError
 from services._gen.rackem.v1 import game_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
-from services.convert import rules_from_pb, rules_to_pb
 from services.gateway.protocol import VERSION, ProtocolError
 
 __all__ = [
     "lobby",
     "move_to_pb",
+    "rules_dict",
     "rules_to_request",
     "seated",
     "view",
@@ -41,7 +48,7 @@ def lobby(msg: mm.Lobby, you: int) -> dict[str, Any]:
         "type": "lobby",
         "code": msg.code,
         "table_id": msg.table_id,
-        "rules": rules_from_pb(msg.rules).to_dict(full=True),
+        "rules": rules_dict(msg.rules),
         "seats": [
             {"seat": s.seat, "name": s.name, "taken": s.taken, "bot": s.bot} for s in msg.seats
         ],
@@ -102,21 +109,45 @@ def view(msg: pb.TableView) -> dict[str, Any]:
 
 
 def move_to_pb(fields: dict[str, Any]) -> pb.Move:
-    """The move of a ``move`` message, checked as a move; the table adds the seat."""
-    try:
-        move = Move.from_dict({**fields, "seat": 0})
-    except MalformedMoveError as exc:
-        raise ProtocolError("malformed_move", str(exc)) from None
-    out = pb.Move(act=move.act, source=move.source or "", stay_in=not move.go_out)
-    if move.slot is not None:
-        out.slot = move.slot
+    """The move of a ``move`` message (its schema checked the JSON types), without a seat: the
+    table adds the seat and decides whether it is a move."""
+    out = pb.Move(
+        act=fields["act"], source=fields.get("from", ""), stay_in=not fields.get("go_out", True)
+    )
+    if "slot" in fields:
+        out.slot = fields["slot"]
     return out
 
 
+_PYTHON: dict[int, type] = {
+    FieldDescriptor.TYPE_INT32: int,
+    FieldDescriptor.TYPE_BOOL: bool,
+    FieldDescriptor.TYPE_STRING: str,
+}
+_RULES: dict[str, type] = {f.name: _PYTHON[f.type] for f in pb.Rules.DESCRIPTOR.fields}
+_WORDS = {int: "an integer", bool: "true or false", str: "a string"}
+
+
 def rules_to_request(fields: dict[str, Any] | None) -> pb.Rules:
-    """The rules of a ``create_table`` message, validated by rackcore (``bad_rules`` if not)."""
-    try:
-        rules = Rules.from_dict(fields or {})
-    except RulesError as exc:
-        raise ProtocolError("bad_rules", str(exc)) from None
-    return rules_to_pb(rules)
+    """The ``Rules`` message of a ``create_table``'s rules, option by option (absent or
+    ``null``: unset, the rules' default). An option no ``Rules`` has, or a value of another
+    JSON type than its field's, is ``bad_rules`` here; whether the values make rules (their
+    ranges, how they combine) is the matchmaker's to say, with the same code."""
+    out = pb.Rules()
+    for name, value in (fields or {}).items():
+        kind = _RULES.get(name)
+        if kind is None:
+            raise ProtocolError("bad_rules", f"unknown rules option: {name}")
+        if value is None:
+            continue
+        if type(value) is not kind:  # (a JSON true is no integer here, nor 1 a boolean)
+            raise ProtocolError("bad_rules", f"{name} must be {_WORDS[kind]}")
+        setattr(out, name, value)
+    return out
+
+
+def rules_dict(msg: pb.Rules) -> dict[str, Any]:
+    """A ``Rules`` message as the protocol's rules object: every option, in field order (the
+    matchmaker fills every field of the rules it sends)."""
+    present = {field.name: value for field, value in msg.ListFields()}
+    return {name: present.get(name) for name in _RULES}

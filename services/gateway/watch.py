@@ -17,10 +17,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rackcore import SPECTATOR
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services.common.errors import ServiceError
-from services.gateway.follow import Seat, follow
+from services.gateway.follow import SPECTATOR, Seat, follow
 from services.gateway.protocol import ProtocolError, from_service
 from services.gateway.rematch import forget
 

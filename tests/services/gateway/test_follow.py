@@ -9,7 +9,7 @@ import socket
 import httpx
 import pytest
 
-from rackcore import verify
+from rackcore import Rules, verify
 from rackem.client import Client, ConnectionLost, ServerError, play_match
 from services.gateway.hub import REPLACED
 from services.gateway.protocol import schemas
@@ -17,6 +17,7 @@ from services.gateway.server import Running
 from services.table.server import create_server as create_table_server
 
 from .conftest import Services, StartGateway, http_url, table_settings, ws_url
+from .test_messages import MALFORMED
 
 FAST = {"players": 2, "target": 50}
 
@@ -134,16 +135,34 @@ async def test_moves_are_checked_by_the_table_and_answered_exactly_once(system: 
         version = view["version"]
         refusals: list[tuple[dict[str, object], int, str]] = [
             ({"act": "place", "slot": 3}, version, "illegal_move"),
-            ({"act": "jump"}, version, "malformed_move"),
             ({"act": "draw", "from": "stock"}, version - 1 if version else 99, "stale_version"),
         ]
-        for move, at, code in refusals:
+        # The gateway relays a move field by field; the table says it is none.
+        refusals += [(move, version, "malformed_move") for move in MALFORMED]
+        for n, (move, at, code) in enumerate(refusals):
             with pytest.raises(ServerError) as refused:
-                await client.move(move, move_id=f"bad-{code}", version=at)
-            assert (refused.value.code, refused.value.move_id) == (code, f"bad-{code}")
+                await client.move(move, move_id=f"bad-{n}", version=at)
+            assert (refused.value.code, refused.value.move_id) == (code, f"bad-{n}")
+            assert refused.value.message and refused.value.message != "internal error"
         moved = await client.move({"act": "draw", "from": "stock"}, move_id="d1", version=version)
         again = await client.move({"act": "draw", "from": "stock"}, move_id="d1", version=version)
         assert moved == again == {"type": "moved", "id": "d1", "version": version + 1}
+
+
+async def test_rules_the_gateway_relays_are_judged_by_the_matchmaker(system: Running) -> None:
+    async with Client(ws_url(system)) as client:
+        for rules, problem in (
+            ({"players": 9}, "players must be an integer from 2 to 4"),
+            ({"players": 2, "partners": True}, "partners needs exactly 4 players"),
+            ({"tiebreak": "coin"}, "tiebreak must be one of went_out, extra_round"),
+        ):
+            with pytest.raises(ServerError) as refused:
+                await client.create_table("Ann", rules, start_now=True)
+            assert (refused.value.code, refused.value.message) == ("bad_rules", problem)
+        seated = await client.create_table("Ann", {"players": 3, "run_to_go_out": None})
+        lobby = await client.wait_for("lobby")
+        assert lobby["table_id"] == seated["table_id"]
+        assert lobby["rules"] == Rules(players=3).to_dict(full=True)
 
 
 async def test_a_move_out_of_turn_is_refused(system: Running) -> None:

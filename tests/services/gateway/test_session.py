@@ -117,11 +117,13 @@ async def test_table_messages_need_a_seat(gateway: Running) -> None:
 async def test_names_rules_and_tokens_are_checked_before_any_service_is_asked(
     gateway: Running,
 ) -> None:
+    """What no service message could hold (rules out of range go on to the matchmaker:
+    tests/services/gateway/test_follow.py)."""
     async with Client(ws_url(gateway)) as client:
         frames = [
             '{"type": "quick_match", "name": "   ", "players": 2}',
             '{"type": "create_table", "name": "A\\u0007", "start_now": true}',
-            '{"type": "create_table", "name": "Ann", "rules": {"players": 9}}',
+            '{"type": "create_table", "name": "Ann", "rules": {"players": "9"}}',
             '{"type": "create_table", "name": "Ann", "rules": {"jokers": true}}',
             '{"type": "resume", "token": "not-a-token"}',
             '{"type": "join", "code": "AB", "name": "Ann"}',
