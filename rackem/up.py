@@ -5,8 +5,9 @@ share one in-process replica registry and their in-process stores (or Redis, giv
 ``--redis URL`` or ``REDIS_URL``); the gateway serves the web client and the protocol
 on ``--host``/``--port``. The gateway reaches the table replica (its link) and the
 matchmaker (its calls), and the matchmaker the table replica (CreateTable), in process,
-without a socket. Ctrl-C or SIGTERM stops them in reverse order. Every other
-setting of every service comes from its environment variables, as under ``rackem serve``.
+without a socket: this is the only place that wires rackem/seam/ in. Ctrl-C or SIGTERM
+stops them in reverse order. Every other setting of every service comes from its
+environment variables, as under ``rackem serve``.
 
 Without Redis, what is done (finished tables, started tables' matchmaker records) is
 kept in SQLite files under ``--data DIR`` (default ``$XDG_DATA_HOME/rackem``, else
@@ -169,9 +170,10 @@ async def start(
     Each service's other settings come from ``env`` (default: the environment). Without
     Redis, finished matches are kept under ``data_dir`` (empty: in an in-memory database).
     """
+    from rackem.seam.matchmaker import LocalMatchmaker
+    from rackem.seam.tables import LocalTables
     from services.bot import server as bot
     from services.bot.settings import BotSettings
-    from services.common.in_process import TableLinks
     from services.common.registry import MemoryRegistry, Registry
     from services.common.settings import from_env
     from services.gateway import server as gateway
@@ -182,7 +184,6 @@ async def start(
     from services.table.settings import TableSettings
 
     registry: Registry | None = None if redis_url else MemoryRegistry()
-    links = TableLinks()  # the gateway reaches this process's table replica without a socket
     services: list[tuple[str, _Stoppable]] = []
     try:
         bots = await bot.create_server(from_env(BotSettings, env, host=LOCAL, port=0))
@@ -196,8 +197,10 @@ async def start(
             bot_addr=bots.addr,
             data_dir=data_dir,
         )
-        tables = await table.create_server(table_settings, registry=registry, in_process=links)
+        tables = await table.create_server(table_settings, registry=registry)
         services.append(("table", _Graceful(tables)))
+        # The gateway and the matchmaker reach this replica without a socket (rackem/seam/).
+        local = LocalTables({tables.addr: tables.service})
         mm_settings = from_env(
             MatchmakerSettings,
             env,
@@ -208,7 +211,7 @@ async def start(
             data_dir=data_dir,
         )
         mm = await matchmaker.create_server(
-            mm_settings, registry=registry, local_tables={tables.addr: tables.service.create}
+            mm_settings, registry=registry, local_tables=local.creators()
         )
         services.append(("matchmaker", _Graceful(mm)))
         gw_settings = from_env(
@@ -222,7 +225,7 @@ async def start(
             **_local_gateway(host, os.environ if env is None else env),
         )
         gw = await gateway.create_server(
-            gw_settings, in_process=links, matchmaker=mm.local.as_stub()
+            gw_settings, local_links=local.link, matchmaker=LocalMatchmaker(mm.calls)
         )
         services.append(("gateway", gw))
     except BaseException:

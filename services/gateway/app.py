@@ -9,7 +9,6 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -21,20 +20,18 @@ from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
-from services.common.in_process import TableLinks
 from services.gateway.connection import POLICY
 from services.gateway.follow import Follower
 from services.gateway.hosts import HostCheck
 from services.gateway.hub import Hub
 from services.gateway.limits import client_key
+from services.gateway.link import LocalLinks
+from services.gateway.matchmaker import Matchmaker
 from services.gateway.origins import origin_allowed
 from services.gateway.replay_page import replay_routes
 from services.gateway.session import Session
 from services.gateway.settings import GatewaySettings
 from services.gateway.static_files import StaticSite
-
-if TYPE_CHECKING:
-    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
 
 __all__ = ["BUSY", "GOING_AWAY", "create_app", "hub_of"]
 
@@ -144,15 +141,16 @@ async def match_record(request: Request) -> Response:
 
 def create_app(
     settings: GatewaySettings,
-    in_process: TableLinks | None = None,
-    matchmaker: MatchmakerAsyncStub | None = None,
+    local_links: LocalLinks | None = None,
+    matchmaker: Matchmaker | None = None,
 ) -> Starlette:
     """A gateway app; its gRPC channels open and close with its lifespan.
 
-    With ``in_process`` (``rackem up``), it links to table replicas served there in process;
-    with ``matchmaker`` (``LocalMatchmaker.as_stub()``), it calls that matchmaker directly.
+    ``rackem up`` gives it the services in its own process (rackem/seam/): with
+    ``local_links``, the links to table replicas there; with ``matchmaker``, the
+    matchmaker to call. Without them it dials both over gRPC.
     """
-    hub = Hub(settings, in_process, matchmaker)
+    hub = Hub(settings, local_links, matchmaker)
     static = Path(settings.static_dir) if settings.static_dir else Path(__file__).parent / "static"
     site = StaticSite(static)
     app = Starlette(

@@ -18,11 +18,10 @@ from services._gen.rackem.v1 import game_pb2, table_pb2
 from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.errors import ServiceError, from_rpc_error
-from services.common.in_process import TableLinks
-from services.gateway.link import Link, Subscription, dial
+from services.gateway.link import LocalLinks, Subscription, TableLink, dial
+from services.gateway.matchmaker import Matchmaker
 
 if TYPE_CHECKING:
-    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
 
 __all__ = ["Backends", "reroute"]
@@ -59,23 +58,24 @@ class Backends:
         matchmaker_addr: str,
         table_addr: str,
         timeout: float,
-        in_process: TableLinks | None = None,
-        matchmaker: MatchmakerAsyncStub | None = None,
+        local_links: LocalLinks | None = None,
+        matchmaker: Matchmaker | None = None,
         max_channels: int = MAX_CHANNELS,
     ) -> None:
         self.timeout = timeout
         self._max_channels = max_channels
-        self._in_process = in_process
+        self._local_links = local_links
         self.table_addr = table_addr
-        # The matchmaker in this process (``rackem up``) is called directly; else over gRPC.
+        # A matchmaker given (``rackem up``'s, in this process) is called as it is; else
+        # its gRPC stub.
         self._mm_channel: grpc.aio.Channel | None = None
         if matchmaker is None:
             self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr, options=CHANNEL_OPTIONS)
             matchmaker = MatchmakerStub(self._mm_channel)
-        self.matchmaker: MatchmakerAsyncStub = matchmaker
+        self.matchmaker: Matchmaker = matchmaker
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, TableAsyncStub] = {}
-        self._links: dict[str, Link] = {}
+        self._links: dict[str, TableLink] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self.table(table_addr)
 
@@ -93,7 +93,7 @@ class Backends:
             self._channels[addr] = self._channels.pop(addr)  # the most recently used now
         return stub
 
-    def link(self, addr: str = "") -> Link:
+    def link(self, addr: str = "") -> TableLink:
         """The link to a replica address (``TABLE_ADDR`` when empty); a broken one is replaced."""
         addr = addr or self.table_addr
         link = self._links.get(addr)
@@ -103,11 +103,11 @@ class Backends:
             self._channels[addr] = self._channels.pop(addr)  # the most recently used now
         return link
 
-    def _open_link(self, addr: str) -> Link:
-        """A replica in this process (``rackem up``) links in process; others over gRPC."""
-        local = self._in_process.open(addr) if self._in_process is not None else None
+    def _open_link(self, addr: str) -> TableLink:
+        """A link to ``addr``: what ``local_links`` opens to it, if anything; else over gRPC."""
+        local = self._local_links(addr) if self._local_links is not None else None
         if local is not None:
-            return Link(local)
+            return local
         return dial(self.table(addr))
 
     def _evict(self) -> None:
@@ -125,12 +125,12 @@ class Backends:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    async def _close_channel(self, channel: grpc.aio.Channel, link: Link | None) -> None:
+    async def _close_channel(self, channel: grpc.aio.Channel, link: TableLink | None) -> None:
         if link is not None:
             await link.close()
         await channel.close(grace=self.timeout)
 
-    async def call_matchmaker(self, call: Callable[[MatchmakerAsyncStub], Awaitable[T]]) -> T:
+    async def call_matchmaker(self, call: Callable[[Matchmaker], Awaitable[T]]) -> T:
         try:
             return await call(self.matchmaker)
         except grpc.aio.AioRpcError as exc:

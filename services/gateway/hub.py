@@ -13,18 +13,17 @@ import contextlib
 from collections import Counter
 from typing import TYPE_CHECKING, Protocol
 
-from services.common.in_process import TableLinks
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.gc_pauses import GcPauses
 from services.gateway.limits import GameLimiter
+from services.gateway.link import LocalLinks
+from services.gateway.matchmaker import Matchmaker
 from services.gateway.metrics import Metrics
 from services.gateway.settings import GatewaySettings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
 
 __all__ = ["Hub", "Member"]
 
@@ -41,11 +40,11 @@ class Hub:
     def __init__(
         self,
         settings: GatewaySettings,
-        in_process: TableLinks | None = None,
-        matchmaker: MatchmakerAsyncStub | None = None,
+        local_links: LocalLinks | None = None,
+        matchmaker: Matchmaker | None = None,
     ) -> None:
         self.settings = settings
-        self._in_process = in_process
+        self._local_links = local_links
         self._local_matchmaker = matchmaker
         self.metrics = Metrics()
         self._gc = GcPauses(self.metrics.gc_pause)
@@ -76,7 +75,7 @@ class Hub:
             s.matchmaker_addr,
             s.table_addr,
             s.rpc_timeout_s,
-            in_process=self._in_process,
+            local_links=self._local_links,
             matchmaker=self._local_matchmaker,
         )
         self._monitor = asyncio.create_task(self.admission.monitor())

@@ -26,15 +26,43 @@ from services.common.errors import CODES, ServiceError, from_rpc_error
 if TYPE_CHECKING:
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
 
-__all__ = ["Link", "Stream", "Subscription", "dial"]
+__all__ = ["Link", "LocalLinks", "Stream", "Subscription", "TableLink", "dial"]
 
 
 class Stream(Protocol):
-    """A ``Table.Link`` call: a gRPC stream-stream call, or an in-process ``Pipe``."""
+    """A ``Table.Link`` call: a gRPC stream-stream call."""
 
     async def write(self, message: table_pb2.LinkUp) -> None: ...
     def __aiter__(self) -> AsyncIterator[table_pb2.LinkDown]: ...
     def cancel(self) -> object: ...
+
+
+class TableLink(Protocol):
+    """A link to one table replica, as ``Backends`` uses it: ``Link`` over gRPC, or what
+    ``LocalLinks`` opens to a replica in this process (``rackem up``)."""
+
+    @property
+    def broken(self) -> ServiceError | None: ...
+    @property
+    def busy(self) -> bool: ...
+    async def submit(self, request: table_pb2.SubmitMoveRequest, timeout: float) -> int: ...
+    async def continue_round(self, request: table_pb2.SeatRequest, timeout: float) -> None: ...
+    async def leave(self, request: table_pb2.SeatRequest, timeout: float) -> None: ...
+    def subscribe(
+        self,
+        request: table_pb2.SeatRequest,
+        on_view: Callable[[game_pb2.TableView], None] | None = None,
+    ) -> Subscription: ...
+    def watch(
+        self,
+        request: table_pb2.SummaryRequest,
+        on_view: Callable[[game_pb2.TableView], None] | None = None,
+    ) -> Subscription: ...
+    async def close(self) -> None: ...
+
+
+LocalLinks = Callable[[str], "TableLink | None"]
+"""A link to the replica at an address if it runs in this process, else None (gRPC)."""
 
 
 def _failure(failed: table_pb2.LinkFailure) -> ServiceError:
@@ -123,16 +151,7 @@ class Link:
         self._subs: dict[int, Subscription] = {}
         self._outbox: list[table_pb2.LinkCall] = []
         self._wake = asyncio.Event()
-        self._writing = False
-        # An in-process pipe takes a message at once when it has room: with nothing
-        # queued, a call then goes up without waiting for the writer task's turn.
-        self._write_now: Callable[[table_pb2.LinkUp], bool] | None = getattr(
-            call, "write_nowait", None
-        )
         self.broken: ServiceError | None = None
-        take_directly = getattr(call, "take_directly", None)
-        if take_directly is not None:  # in process: answers and views as they are written
-            take_directly(self._take)
         self._writer = asyncio.create_task(self._write())
         self._reader = asyncio.create_task(self._read())
 
@@ -146,9 +165,6 @@ class Link:
         return self._next_id
 
     def _send(self, call: table_pb2.LinkCall) -> None:
-        idle = not self._outbox and not self._writing
-        if idle and self._write_now is not None and self._write_now(table_pb2.LinkUp(calls=[call])):
-            return
         self._outbox.append(call)
         self._wake.set()
 
@@ -233,9 +249,7 @@ class Link:
                     await self._wake.wait()
                     continue
                 batch, self._outbox = self._outbox, []
-                self._writing = True
                 await self._call.write(table_pb2.LinkUp(calls=batch))
-                self._writing = False
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError as exc:
@@ -243,21 +257,16 @@ class Link:
         except Exception:  # the call is over (write after the stream ended)
             self._break(ServiceError("unavailable", "the table link closed"))
 
-    def _take(self, down: table_pb2.LinkDown) -> None:
-        for event in down.events:
-            self._dispatch(event)
-
     async def _read(self) -> None:
         try:
             async for down in self._call:
-                self._take(down)
+                for event in down.events:
+                    self._dispatch(event)
             error = ServiceError("unavailable", "the table link closed")
         except asyncio.CancelledError:
             raise
         except grpc.aio.AioRpcError as exc:
             error = from_rpc_error(exc)
-        except ServiceError as exc:  # an in-process link ends with the handler's error
-            error = exc
         self._break(error)
 
     def _dispatch(self, event: table_pb2.LinkEvent) -> None:

@@ -12,23 +12,20 @@ import logging
 import signal
 import socket
 from collections.abc import Generator
-from typing import TYPE_CHECKING
 
 import uvicorn
 
 from services.common import logs, loop
-from services.common.in_process import TableLinks
 from services.common.logs import event
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
 from services.gateway.http_protocol import bounded_http
 from services.gateway.hub import Hub
+from services.gateway.link import LocalLinks
+from services.gateway.matchmaker import Matchmaker
 from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
 from services.gateway.ws_protocol import gateway_websocket
-
-if TYPE_CHECKING:
-    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
 
 __all__ = ["Running", "create_server", "main", "serve"]
 
@@ -97,15 +94,15 @@ def _listen(host: str, port: int, backlog: int, sndbuf: int = 0) -> socket.socke
 
 async def create_server(
     settings: GatewaySettings,
-    in_process: TableLinks | None = None,
-    matchmaker: MatchmakerAsyncStub | None = None,
+    local_links: LocalLinks | None = None,
+    matchmaker: Matchmaker | None = None,
 ) -> Running:
     """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it
-    listens, with /metrics on ``metrics_host:metrics_port``. ``in_process`` and
+    listens, with /metrics on ``metrics_host:metrics_port``. ``local_links`` and
     ``matchmaker``: services in this process (``create_app``)."""
     if settings.metrics_port and settings.metrics_port == settings.port:
         raise ValueError("METRICS_PORT must differ from PORT: /metrics is never public")
-    app = create_app(settings, in_process, matchmaker)
+    app = create_app(settings, local_links, matchmaker)
     metrics_host = settings.metrics_host or settings.host
     msock = _listen(metrics_host, settings.metrics_port, 16)
     metrics_port = msock.getsockname()[1]

@@ -29,7 +29,6 @@ from services.common.settings import from_env
 from services.matchmaker.calls import MatchmakerCalls, internal_error
 from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.hub import Hub
-from services.matchmaker.local import LocalMatchmaker
 from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.placement import CreateTable, Placer
 from services.matchmaker.records import Timings
@@ -129,8 +128,8 @@ async def _next_lobby(lobbies: AsyncIterator[pb.Lobby]) -> pb.Lobby | None:
 
 
 class Running:
-    """A started matchmaker: ``port``, ``addr``, ``local`` (its calls in process, for a
-    gateway in the same process); ``await stop(grace)`` ends it."""
+    """A started matchmaker: ``port``, ``addr``, ``calls`` (its operations, for callers in
+    this process: rackem/seam/matchmaker.py); ``await stop(grace)`` ends it."""
 
     def __init__(
         self,
@@ -143,10 +142,10 @@ class Running:
         starter: asyncio.Task[None],
         watcher: asyncio.Task[None],
         closers: list[Callable[[], Awaitable[None]]],
-        local: LocalMatchmaker,
+        calls: MatchmakerCalls,
     ) -> None:
         self.server = server
-        self.local = local
+        self.calls = calls
         self.port = port
         self.addr = f"{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
         self._not_serving = not_serving
@@ -260,7 +259,7 @@ async def create_server(
         starter_task,
         watcher_task,
         closers,
-        LocalMatchmaker(calls),
+        calls,
     )
 
 

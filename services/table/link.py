@@ -3,14 +3,12 @@
 The replica's side of ``Table.Link``. Each call starts as it arrives and, if it has to
 wait (for its table's lock or its store), goes on in a task of its own, so a table
 waiting on its store never holds up another (``eager.start``: a move on a table whose
-store answers in memory is answered in the same loop turn). A subscription's views go
-into the link as its table pushes them (``Subscriber``'s ``notify``: no task in between).
+store answers at once is answered without a task of its own). A subscription's views
+go into the link as its table pushes them (``Following``: no task in between).
 Answers and views wait in one outbox that a single writer drains, as many to a message
-as have queued up; in process, an event that finds the outbox empty and the writer
-idle goes straight into the pipe (``write_nowait``), without the writer's turn. A
-gateway that stops reading lets the outbox grow; past ``limit`` events the link fails,
-and the gateway opens a new one and subscribes its seats again (a table never waits
-for a reader).
+as have queued up. A gateway that stops reading lets the outbox grow; past ``limit``
+events the link fails, and the gateway opens a new one and subscribes its seats again
+(a table never waits for a reader).
 
 Moves, continues and leaves already under way finish even if the link goes: a move is
 logged before it is answered, and the gateway's retry with the same ``move_id`` gets it.
@@ -24,11 +22,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import Protocol
 
-from services._gen.rackem.v1 import table_pb2
+from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common import eager
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.unexpected import refusal_for
+from services.table.following import Following, Opener
 from services.table.subscribers import Subscriber
 
 __all__ = ["LinkServer", "Operations", "Writer"]
@@ -42,6 +41,10 @@ class Writer(Protocol):
     """Where the link's messages go: the ``Table.Link`` call's gRPC context."""
 
     async def write(self, message: table_pb2.LinkDown) -> None: ...
+
+
+class _Table(Protocol):
+    def unsubscribe(self, sub: Subscriber) -> None: ...
 
 
 class Operations(Protocol):
@@ -58,55 +61,19 @@ class Operations(Protocol):
     ) -> tuple[_Table, Subscriber]: ...
 
 
-class _Table(Protocol):
-    def unsubscribe(self, sub: Subscriber) -> None: ...
-
-
-class _Following:
-    """One subscription of the link: being set up (``task``), then flowing (``sub``)."""
-
-    __slots__ = ("call_id", "sub", "table", "task")
-
-    def __init__(self, call_id: int) -> None:
-        self.call_id = call_id
-        self.task: asyncio.Task[None] | None = None
-        self.table: _Table | None = None
-        self.sub: Subscriber | None = None
-
-    def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-        if self.table is not None and self.sub is not None:
-            self.table.unsubscribe(self.sub)
-        self.let_go()
-
-    def let_go(self) -> None:
-        """Drop the table and the subscriber. The subscriber's ``notify`` refers back to
-        this object, a cycle only a full collection would free, and the services' GC policy
-        runs one every ten minutes: without this, each finished table (its match, its log)
-        would stay in memory that long."""
-        self.table = self.sub = None
-
-
 class LinkServer:
     def __init__(self, ops: Operations, limit: int) -> None:
         self._ops = ops
         self._limit = limit
         self._outbox: list[table_pb2.LinkEvent] = []
         self._wake = asyncio.Event()
-        self._subs: dict[int, _Following] = {}
+        self._subs: dict[int, Following] = {}
         self._calls: set[asyncio.Future[None]] = set()
         self._overflowed = asyncio.Event()
         self._reading = True
-        self._writing = False
-        self._write_now: Callable[[table_pb2.LinkDown], bool] | None = None
 
     async def run(self, requests: AsyncIterator[table_pb2.LinkUp], context: Writer) -> None:
         """Serve the link until the gateway closes it; raises ``unavailable`` if it overflows."""
-        self._write_now = getattr(context, "write_nowait", None)  # an in-process pipe
-        take_directly = getattr(context, "take_directly", None)
-        if take_directly is not None:  # in process: calls as they are written
-            take_directly(self._take)
         reader = asyncio.create_task(self._read(requests))
         writer = asyncio.create_task(self._write(context))
         overflow = asyncio.create_task(self._overflowed.wait())
@@ -140,16 +107,10 @@ class LinkServer:
                 continue
             batch = self._outbox[:MAX_EVENTS]
             del self._outbox[:MAX_EVENTS]
-            self._writing = True
             await context.write(table_pb2.LinkDown(events=batch))
-            self._writing = False
 
     def _emit(self, item: table_pb2.LinkEvent) -> None:
         if self._overflowed.is_set():
-            return
-        write_now = self._write_now
-        idle = not self._outbox and not self._writing
-        if idle and write_now is not None and write_now(table_pb2.LinkDown(events=[item])):
             return
         self._outbox.append(item)
         if len(self._outbox) > self._limit:
@@ -160,14 +121,11 @@ class LinkServer:
         failure = table_pb2.LinkFailure(code=err.code, message=err.message, owner=err.owner or "")
         self._emit(table_pb2.LinkEvent(id=call_id, failed=failure))
 
-    def _take(self, up: table_pb2.LinkUp) -> None:
-        for call in up.calls:
-            self._dispatch(call)
-
     async def _read(self, requests: AsyncIterator[table_pb2.LinkUp]) -> None:
         try:
             async for up in requests:
-                self._take(up)
+                for call in up.calls:
+                    self._dispatch(call)
         finally:
             self._reading = False
             self._wake.set()
@@ -181,15 +139,15 @@ class LinkServer:
             older = self._subs.pop(call_id, None)
             if older is not None:
                 older.stop()
-            following = self._subs[call_id] = _Following(call_id)
-            flow = partial(self._flow, following)
             ops = self._ops
-            opened: Callable[[], Awaitable[tuple[_Table, Subscriber]]] = (
-                partial(ops.follow, call.subscribe, flow)
+            opener: Opener = (
+                partial(ops.follow, call.subscribe)
                 if kind == "subscribe"
-                else partial(ops.spectate, call.watch, flow)
+                else partial(ops.spectate, call.watch)
             )
-            following.task = asyncio.create_task(self._follow(following, opened))
+            self._subs[call_id] = Following(
+                opener, partial(self._view, call_id), partial(self._ended, call_id)
+            )
         elif kind == "continue_round":
             self._start(call_id, self._done(call_id, self._ops.continue_round(call.continue_round)))
         elif kind == "leave":
@@ -223,49 +181,12 @@ class LinkServer:
         await work
         self._emit(table_pb2.LinkEvent(id=call_id, done=table_pb2.Ack()))
 
-    async def _follow(
-        self, following: _Following, opened: Callable[[], Awaitable[tuple[_Table, Subscriber]]]
-    ) -> None:
-        """Subscribe (``opened``); from then on the table's pushes call ``_flow`` directly."""
-        call_id = following.call_id
-        try:
-            table, sub = await opened()
-        except ServiceError as err:
-            self._unfollow(following)
-            self._fail(call_id, err)
-            return
-        except Exception as exc:
-            self._unfollow(following)
-            self._fail(call_id, refusal_for(log, "Link", exc))
-            return
-        following.task = None
-        following.table, following.sub = table, sub
-        if self._subs.get(call_id) is not following:  # unsubscribed meanwhile
-            table.unsubscribe(sub)
-            following.let_go()
-            return
-        self._flow(following)
+    def _view(self, call_id: int, view: game_pb2.TableView) -> None:
+        self._emit(table_pb2.LinkEvent(id=call_id, view=view))
 
-    def _flow(self, following: _Following) -> None:
-        """Move the subscription's queued views into the outbox; at its end, end it here."""
-        sub = following.sub
-        if sub is None or self._subs.get(following.call_id) is not following:
-            return  # still being set up (it flows once it is), or no longer wanted
-        call_id = following.call_id
-        for view in sub.take():
-            self._emit(table_pb2.LinkEvent(id=call_id, view=view))
-        if not sub.ended:
-            return
-        del self._subs[call_id]
-        if sub.error is not None:
-            self._fail(call_id, sub.error)
+    def _ended(self, call_id: int, error: ServiceError | None) -> None:
+        self._subs.pop(call_id, None)
+        if error is not None:
+            self._fail(call_id, error)
         else:
             self._emit(table_pb2.LinkEvent(id=call_id, ended=table_pb2.Ack()))
-        table = following.table
-        following.let_go()
-        if table is not None:  # after the table's own loop over its subscribers
-            asyncio.get_running_loop().call_soon(table.unsubscribe, sub)
-
-    def _unfollow(self, following: _Following) -> None:
-        if self._subs.get(following.call_id) is following:
-            del self._subs[following.call_id]

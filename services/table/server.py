@@ -4,26 +4,21 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from functools import partial
 
 import grpc
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health_pb2
 
 from services._gen.rackem.v1 import table_pb2_grpc
-from services._gen.rackem.v1.table_pb2 import LinkUp
 from services.common import logs, loop
 from services.common.archive import Archive, data_file
 from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
-from services.common.in_process import TableLinks
 from services.common.redis_client import Durability, RedisClient, connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.settings import from_env
 from services.table.bot_client import BotClient
 from services.table.clocks import Timing
-from services.table.link import LinkServer, Writer
 from services.table.service import TableService
 from services.table.servicer import TableServicer
 from services.table.settings import TableSettings
@@ -54,7 +49,6 @@ class Running:
     port: int
     addr: str
     service: TableService
-    in_process: TableLinks | None = None
 
     async def stop(self, grace: float | None = None) -> None:
         """NOT_SERVING, hand every table over (leases released, streams ended), then stop."""
@@ -63,8 +57,6 @@ class Running:
         try:
             await self.tables.drain()
         finally:
-            if self.in_process is not None:
-                await self.in_process.withdraw(self.addr)
             await self.server.stop(grace)
             await self.bots.close()
             if self.redis is not None:
@@ -81,14 +73,13 @@ async def create_server(
     store: TableStore | None = None,
     registry: Registry | None = None,
     bot_addr: str | None = None,
-    in_process: TableLinks | None = None,
 ) -> Running:
     """Build, bind and start a table replica (``settings.port`` 0 picks a free port).
 
     Without ``store``/``registry`` it uses Redis at ``settings.redis_url``, or the
     in-process implementations when that is unset. ``bot_addr`` overrides
-    ``settings.bot_addr``. With ``in_process`` (``rackem up``), its ``Table.Link`` is
-    also served there, under its address, for a gateway in the same process.
+    ``settings.bot_addr``. ``Running.service`` is the replica's operations, for callers
+    in this process (``rackem up``'s seam, rackem/seam/tables.py).
     """
     client = None
     if store is None or registry is None:
@@ -141,17 +132,9 @@ async def create_server(
     await health.set(ALIVE, health_pb2.HealthCheckResponse.SERVING)
     await server.start()
     await tables.start()
-    if in_process is not None:
-        in_process.serve(addr, partial(_serve_link, service, settings.link_queue))
     await set_serving(health, [SERVICE_NAME], True)
     logs.event(log, "table_serving", port=port, addr=addr, replica=replica_id)
-    return Running(server, health, tables, bots, client, port, addr, service, in_process)
-
-
-async def _serve_link(
-    service: TableService, limit: int, requests: AsyncIterator[LinkUp], out: Writer
-) -> None:
-    await LinkServer(service, limit).run(requests, out)
+    return Running(server, health, tables, bots, client, port, addr, service)
 
 
 async def serve(settings: TableSettings) -> None:

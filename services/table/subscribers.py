@@ -4,10 +4,10 @@ A table pushes without waiting; a subscriber whose queue is full is dropped (its
 stream ends with ``unavailable`` and the gateway subscribes again). A newer
 subscription of the same seat ends the older one cleanly.
 
-A reader that waits (``next``, the gRPC ``Subscribe`` stream) is woken by an event. A
-reader that never waits (a gateway's link, which only moves views into its outbox)
-gives ``notify`` instead: it is called at once on every push and at the end, and
-``take`` hands it what is queued, so no task sits between the table and the link.
+A reader that never waits (``Following``, for a gateway's link: it only hands views
+on) gives ``notify``: it is called at once on every push and at the end, and ``take``
+hands it what is queued, so no task sits between the table and the link. A reader
+without ``notify`` awaits ``next`` instead, woken by an event.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from rackem.seam.matchmaker import LocalMatchmaker
+from rackem.seam.tables import LocalTables
 from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.gateway.server import Running, create_server
@@ -55,8 +57,12 @@ async def start_gateway() -> AsyncIterator[StartGateway]:
     running: list[Running] = []
 
     async def start(**overrides: Any) -> Running:
-        matchmaker = overrides.pop("matchmaker", None)  # one in this process, called directly
-        server = await create_server(settings(**overrides), matchmaker=matchmaker)
+        # Services in this process, reached without a socket (rackem up's seam).
+        matchmaker = overrides.pop("matchmaker", None)
+        local_links = overrides.pop("local_links", None)
+        server = await create_server(
+            settings(**overrides), local_links=local_links, matchmaker=matchmaker
+        )
         running.append(server)
         return server
 
@@ -161,11 +167,13 @@ async def services(start_services: StartServices) -> Services:
 async def system(
     request: pytest.FixtureRequest, services: Services, start_gateway: StartGateway
 ) -> Running:
-    """A gateway in front of ``services``: it calls the matchmaker over gRPC, or in process
-    as under ``rackem up``."""
-    local = services.matchmaker.local.as_stub() if request.param == "in_process" else None
+    """A gateway in front of ``services``: it calls the matchmaker and links to the table
+    replica over gRPC, or in process through ``rackem up``'s seam (rackem/seam/)."""
+    in_process = request.param == "in_process"
+    tables = LocalTables({services.table.addr: services.table.service})
     return await start_gateway(
         matchmaker_addr=services.matchmaker.addr,
         table_addr=services.table.addr,
-        matchmaker=local,
+        matchmaker=LocalMatchmaker(services.matchmaker.calls) if in_process else None,
+        local_links=tables.link if in_process else None,
     )

@@ -6,10 +6,11 @@ import asyncio
 
 import pytest
 
+from rackem.seam.tables import DirectLink, LocalTables
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
-from services.common.in_process import TableLinks
 from services.gateway.backends import Backends, reroute
+from services.gateway.link import Link
 from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 
@@ -24,14 +25,13 @@ async def create_table(backends: Backends, addr: str) -> str:
     return reply.table_id
 
 
-async def second_replica(services: Services, links: TableLinks | None = None) -> TableRunning:
+async def second_replica(services: Services) -> TableRunning:
     """Another table replica on the same store and registry as ``services.table``."""
     return await create_table_server(
         table_settings(),
         store=services.store,
         registry=services.registry,
         bot_addr=services.bot.addr,
-        in_process=links,
     )
 
 
@@ -124,9 +124,9 @@ async def test_a_link_call_to_a_replica_that_does_not_answer_goes_through_table_
 async def test_a_replica_in_this_process_is_linked_in_process_and_others_over_grpc(
     services: Services,
 ) -> None:
-    links = TableLinks()
-    local = await second_replica(services, links)
-    backends = Backends(services.matchmaker.addr, local.addr, timeout=5, in_process=links)
+    local = await second_replica(services)
+    tables = LocalTables({local.addr: local.service})
+    backends = Backends(services.matchmaker.addr, local.addr, timeout=5, local_links=tables.link)
     try:
         table_id = await create_table(backends, services.table.addr)  # owned by the other
         request = tb.SeatRequest(table_id=table_id, token="0" * 32)
@@ -134,10 +134,8 @@ async def test_a_replica_in_this_process_is_linked_in_process_and_others_over_gr
         with pytest.raises(ServiceError) as refused:
             await backends.continue_round("", request)
         assert refused.value.code == "bad_token"
-        assert links.streams(local.addr) == 1
-        assert links.streams(services.table.addr) == 0  # not served here: a gRPC link
-        await local.stop(0)  # a stopping replica ends its in-process links and serves no more
-        assert links.streams(local.addr) == 0 and links.open(local.addr) is None
+        assert isinstance(backends.link(local.addr), DirectLink)
+        assert isinstance(backends.link(services.table.addr), Link)  # not here: over gRPC
     finally:
         await backends.close()
         if not local.tables.draining:

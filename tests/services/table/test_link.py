@@ -1,10 +1,11 @@
 """``Table.Link``: one stream per gateway carrying its calls and its seats' views.
 
-Played through the gateway's own ``Link`` client against a real replica, over a real
-gRPC channel and over the in-process pipe ``rackem up`` uses (every test runs on both):
-whole matches with every view checked against ``observe``, refusals with their codes,
-subscriptions ending, the link breaking when the replica stops, and a link whose reader
-stalls failing without holding up its tables.
+Played through the gateway's own ``Link`` client against a real replica over a real
+gRPC channel and, where the semantics are the link's rather than the stream's, through
+``rackem up``'s in-process seam too (``DirectLink``, rackem/seam/tables.py): whole
+matches with every view checked against ``observe``, refusals with their codes,
+subscriptions ending, a finished table freed; over gRPC also the link breaking when
+the replica stops, and a link whose reader stalls failing without holding up its tables.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ import pytest
 
 from rackcore import verify
 from rackcore.bots import choose
+from rackem.seam.tables import DirectLink
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
-from services.common.in_process import TableLinks
 from services.convert import move_to_pb
-from services.gateway.link import Link, Stream
+from services.gateway.link import Link, TableLink, dial
 from services.table.server import Running
 from services.table.views import view_of
 from table.table_players import (
@@ -47,36 +48,29 @@ def transport(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def links() -> TableLinks:
-    return TableLinks()
-
-
-def open_stream(
-    transport: str, links: TableLinks, replica: Running, stub: table_pb2_grpc.TableAsyncStub
-) -> Stream:
-    """A ``Table.Link`` call to ``replica``: over its gRPC channel, or in process."""
-    if transport == "grpc":
-        return stub.Link()  # type: ignore[call-arg]
-    stream = links.open(replica.addr)
-    assert stream is not None, "the replica serves its link in process"
-    return stream
-
-
-@pytest.fixture
-async def replica(start_table_server: ServerFactory, links: TableLinks) -> AsyncIterator[Replica]:
-    """A replica serving its link over gRPC and in process, and a stub on its channel."""
-    running = await start_table_server(in_process=links)
+async def replica(start_table_server: ServerFactory) -> AsyncIterator[Replica]:
+    """A replica, and a stub on a channel to it."""
+    running = await start_table_server()
     async with grpc.aio.insecure_channel(running.addr) as channel:
         yield running, table_pb2_grpc.TableStub(channel)
 
 
 @pytest.fixture
-def new_link(transport: str, links: TableLinks, replica: Replica) -> Callable[[], Link]:
-    return lambda: Link(open_stream(transport, links, *replica))
+def new_link(transport: str, replica: Replica) -> Callable[[], TableLink]:
+    """Links to ``replica``: over its gRPC channel, or in process as under ``rackem up``."""
+    running, stub = replica
+    if transport == "grpc":
+        return lambda: dial(stub)
+    return lambda: DirectLink(running.service)
+
+
+@pytest.fixture
+def new_grpc_link(replica: Replica) -> Callable[[], Link]:
+    return lambda: dial(replica[1])
 
 
 async def play_seat(
-    link: Link, table_id: str, token: str, seat: int, views: list[game_pb2.TableView]
+    link: TableLink, table_id: str, token: str, seat: int, views: list[game_pb2.TableView]
 ) -> None:
     """Play ``seat`` over ``link`` until its table ends the subscription."""
     request = table_pb2.SeatRequest(table_id=table_id, token=token)
@@ -113,7 +107,7 @@ async def play_seat(
 
 
 async def test_a_whole_match_plays_over_one_link(
-    replica: Replica, new_link: Callable[[], Link]
+    replica: Replica, new_link: Callable[[], TableLink]
 ) -> None:
     _, stub = replica
     created = await create_table(stub, humans=2, bots=0, target=100)
@@ -136,7 +130,7 @@ async def test_a_whole_match_plays_over_one_link(
 
 
 async def test_refusals_come_back_with_their_codes_and_change_nothing(
-    replica: Replica, new_link: Callable[[], Link]
+    replica: Replica, new_link: Callable[[], TableLink]
 ) -> None:
     _, stub = replica
     created = await create_table(stub, humans=2, bots=0)
@@ -186,7 +180,7 @@ async def _my_turn(stub: table_pb2_grpc.TableAsyncStub, table_id: str, token: st
 
 
 async def test_a_closed_subscription_lets_the_seat_go(
-    replica: Replica, new_link: Callable[[], Link]
+    replica: Replica, new_link: Callable[[], TableLink]
 ) -> None:
     _, stub = replica
     created = await create_table(stub, humans=2, bots=0)
@@ -212,7 +206,7 @@ async def test_a_closed_subscription_lets_the_seat_go(
 
 
 async def test_a_newer_subscription_of_a_seat_ends_the_older_cleanly(
-    replica: Replica, new_link: Callable[[], Link]
+    replica: Replica, new_link: Callable[[], TableLink]
 ) -> None:
     _, stub = replica
     created = await create_table(stub, humans=2, bots=0)
@@ -241,7 +235,7 @@ async def test_a_newer_subscription_of_a_seat_ends_the_older_cleanly(
 
 
 async def test_views_can_be_handed_over_as_they_come_and_a_failing_handler_ends_its_stream(
-    replica: Replica, new_link: Callable[[], Link]
+    replica: Replica, new_link: Callable[[], TableLink]
 ) -> None:
     _, stub = replica
     created = await create_table(stub, humans=2, bots=0)
@@ -278,11 +272,11 @@ async def test_views_can_be_handed_over_as_they_come_and_a_failing_handler_ends_
 
 
 async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_unavailable(
-    replica: Replica, new_link: Callable[[], Link], links: TableLinks
+    replica: Replica, new_grpc_link: Callable[[], Link]
 ) -> None:
     running, stub = replica
     created = await create_table(stub, humans=2, bots=0)
-    link = new_link()
+    link = new_grpc_link()
     try:
         sub = link.subscribe(
             table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
@@ -300,34 +294,29 @@ async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_una
         with pytest.raises(ServiceError) as refused:
             await link.continue_round(table_pb2.SeatRequest(), 5)
         assert refused.value.code == "unavailable"
-        assert links.open(running.addr) is None  # a stopped replica is no longer served
     finally:
         await link.close()
 
 
 async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
-    start_table_server: ServerFactory, transport: str, links: TableLinks
+    start_table_server: ServerFactory,
 ) -> None:
-    running = await start_table_server(link_queue=50, in_process=links)
+    running = await start_table_server(link_queue=50)
     async with grpc.aio.insecure_channel(running.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=2, bots=0)
         seat = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
-        stalled = open_stream(transport, links, running, stub)
+        stalled = stub.Link()  # type: ignore[call-arg]
         # Thousands of subscriptions in one message, each answered with a view, and none of
         # them read: once the stream's window is full the replica's outbox passes its limit.
         calls = [table_pb2.LinkCall(id=i, subscribe=seat) for i in range(1, 3001)]
         await stalled.write(table_pb2.LinkUp(calls=calls))
         async with asyncio.timeout(60):
-            with pytest.raises((grpc.aio.AioRpcError, ServiceError)) as failed:
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
                 async for _ in stalled:  # what was sent before it failed, then the failure
                     pass
-        error = failed.value
-        if isinstance(error, grpc.aio.AioRpcError):
-            assert error_code(error) == "unavailable"
-        else:  # in process: the handler's own error
-            assert isinstance(error, ServiceError) and error.code == "unavailable"
-        link = Link(open_stream(transport, links, running, stub))  # the table never waited
+        assert error_code(failed.value) == "unavailable"
+        link = dial(stub)  # the table never waited
         try:
             views: list[game_pb2.TableView] = []
             sub = link.subscribe(seat)
@@ -339,7 +328,7 @@ async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
 
 
 async def test_a_finished_table_is_freed_with_the_link_still_open(
-    replica: Replica, new_link: Callable[[], Link]
+    replica: Replica, new_link: Callable[[], TableLink]
 ) -> None:
     running, stub = replica
     created = await create_table(stub, humans=2, bots=0, target=50)

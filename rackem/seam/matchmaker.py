@@ -1,79 +1,83 @@
-"""The matchmaker called in process: the gRPC stub's shape, without a socket or HTTP/2.
+"""``rackem up``'s matchmaker, called by the gateway in this process without a socket.
 
 Under ``rackem up`` the gateway and the matchmaker share one process and one event
 loop. Over loopback gRPC a call costs both ends their gRPC machinery, and gRPC's aio
 server accepts one call at a time through its completion-queue thread: with the loop
 busy (thousands of players) a burst of joins queued there for seconds and ran out of
-its deadline. ``LocalMatchmaker`` answers the same calls (``MatchmakerCalls``) directly.
+its deadline. ``LocalMatchmaker`` answers the gateway's calls
+(``services.gateway.matchmaker.Matchmaker``) with the matchmaker's own operations
+(``MatchmakerCalls``), directly.
 
-What a caller sees is what it sees over gRPC: the reply message, or ``ServiceError``
-with the code and message the servicer would have aborted with (an unexpected
-exception is logged and becomes ``internal``), and ``unavailable`` when the call's
-``timeout`` passes. ``WatchLobby`` returns a stream with ``cancel()``, as a gRPC call.
+What a caller sees is what it sees over gRPC: the reply message (its own copy), or
+``ServiceError`` with the code and message the servicer would have aborted with (an
+unexpected exception is logged and becomes ``internal``), and ``unavailable`` when the
+call's ``timeout`` passes. A stream is iterated and ``cancel()``ed, as a gRPC call.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TypeVar
+
+from google.protobuf.message import Message
 
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError
 from services.matchmaker.calls import MatchmakerCalls, internal_error
 
-if TYPE_CHECKING:
-    from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerAsyncStub
+__all__ = ["LobbyStream", "LocalMatchmaker"]
 
-__all__ = ["LocalMatchmaker"]
+M = TypeVar("M", bound=Message)
 
-T = TypeVar("T")
+
+def _copy(message: M) -> M:
+    """``message`` as the other side would have parsed it off the wire: its own object."""
+    copy = type(message)()
+    copy.CopyFrom(message)
+    return copy
 
 
 class LocalMatchmaker:
     def __init__(self, calls: MatchmakerCalls) -> None:
         self._calls = calls
 
-    def as_stub(self) -> MatchmakerAsyncStub:
-        """This, typed as the gRPC stub it stands in for (the calls the gateway makes)."""
-        return cast("MatchmakerAsyncStub", self)
-
     async def QuickMatch(
         self, request: pb.QuickMatchRequest, timeout: float | None = None
     ) -> pb.Seated:
-        return await _call("QuickMatch", self._calls.quick_match(request), timeout)
+        return await _call("QuickMatch", self._calls.quick_match(_copy(request)), timeout)
 
     async def CreateTable(
         self, request: pb.CreatePrivateRequest, timeout: float | None = None
     ) -> pb.Seated:
-        return await _call("CreateTable", self._calls.create_table(request), timeout)
+        return await _call("CreateTable", self._calls.create_table(_copy(request)), timeout)
 
     async def JoinByCode(self, request: pb.JoinRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("JoinByCode", self._calls.join_by_code(request), timeout)
+        return await _call("JoinByCode", self._calls.join_by_code(_copy(request)), timeout)
 
     async def Start(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("Start", self._calls.start(request), timeout)
+        return await _call("Start", self._calls.start(_copy(request)), timeout)
 
     async def Leave(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("Leave", self._calls.leave(request), timeout)
+        return await _call("Leave", self._calls.leave(_copy(request)), timeout)
 
     async def Locate(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("Locate", self._calls.locate(request), timeout)
+        return await _call("Locate", self._calls.locate(_copy(request)), timeout)
 
     async def GetLobby(self, request: pb.LobbyRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("GetLobby", self._calls.get_lobby(request), timeout)
+        return await _call("GetLobby", self._calls.get_lobby(_copy(request)), timeout)
 
     def WatchLobby(self, request: pb.TokenRequest) -> LobbyStream:
-        return LobbyStream(self._calls.watch_lobby(request))
+        return LobbyStream(self._calls.watch_lobby(_copy(request)))
 
     def WatchCode(self, request: pb.LobbyRequest) -> LobbyStream:
-        return LobbyStream(self._calls.watch_code(request))
+        return LobbyStream(self._calls.watch_code(_copy(request)))
 
     async def Rematch(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("Rematch", self._calls.rematch(request), timeout)
+        return await _call("Rematch", self._calls.rematch(_copy(request)), timeout)
 
     def WatchRematch(self, request: pb.TokenRequest) -> LobbyStream:
-        return LobbyStream(self._calls.watch_rematch(request))
+        return LobbyStream(self._calls.watch_rematch(_copy(request)))
 
 
 class LobbyStream:
@@ -108,10 +112,10 @@ def _retrieve(task: asyncio.Future[object]) -> None:
         task.exception()
 
 
-async def _call(rpc: str, work: Awaitable[T], timeout: float | None) -> T:
+async def _call(rpc: str, work: Awaitable[M], timeout: float | None) -> M:
     try:
         async with asyncio.timeout(timeout):
-            return await work
+            return _copy(await work)
     except (ServiceError, StopAsyncIteration):  # a refusal, or the stream's end: as they are
         raise
     except TimeoutError:
