@@ -11,11 +11,11 @@ gateway, which a caller's timeout or cancellation must never cut short
 (rackem/seam/tables.py), and a connection writing a frame when its send loop is idle
 (services/gateway/connection.py).
 
-``start`` runs the coroutine up to its first real wait, as the caller's own code would; if it finished there, nothing more is
-made. If it waits, a task resumes it each time what it waits for is done, with the
-outcome (result, error or cancellation) read by the coroutine itself, as a task's
-coroutine reads it; cancelling that task cancels what the coroutine waits for, or is
-thrown into it, as ``Task.cancel`` does.
+``start`` runs the coroutine up to its first real wait, as the caller's own code
+would; if it finished there, nothing more is made. If it waits, a task resumes it each
+time what it waits for is done, with the outcome (result, error or cancellation) read
+by the coroutine itself, as a task's coroutine reads it; cancelling that task cancels
+what the coroutine waits for, or is thrown into it, as ``Task.cancel`` does.
 
 One difference from a task: until its first wait, ``asyncio.current_task()`` is the
 caller's task, so a coroutine started here must not use ``asyncio.timeout`` or
