@@ -21,7 +21,7 @@ from services.common.errors import ServiceError
 from services.common.registry import MemoryRegistry
 from services.table.server import Running, create_server
 from services.table.settings import TableSettings
-from services.table.store_memory import MemoryStore
+from services.table.store.memory import MemoryStore
 
 NO_BOTS = "127.0.0.1:1"  # nothing listens: no test here seats a bot
 
