@@ -67,3 +67,19 @@ async def test_a_token_key_left_pointing_at_a_seat_it_lost_frees_nothing(
     assert await store.seat_of(bob.token_hash) is None  # deleted when it tried
     record = await store.table(table.id)
     assert record is not None and [s.name for s in record.seats] == ["Ann", "Cy", ""]
+
+
+async def test_a_replica_that_never_saw_a_table_finds_it_by_id_in_its_home(
+    factory: RedisFactory,
+) -> None:
+    maker = factory.store()
+    room = NewTable(new_table_id(), "HOMES1", False, Rules(players=2), "easy", 0)
+    quick = NewTable(new_table_id(), "HOMES2", True, Rules(players=4), "easy", -1)
+    await maker.create_private(room, Sitter("Ann", hash_token(new_token())), NOW, T, None)
+    await maker.quick_join(quick, Sitter("Bob", hash_token(new_token())), NOW, T, "me")
+    for table in (room, quick):
+        fresh = factory.store()
+        record = await fresh.table(table.id)
+        assert record is not None and record.code == table.code
+        assert await fresh.claim(table.id, "other", NOW, T)  # the scripts find it too
+    assert await factory.store().table(new_table_id()) is None

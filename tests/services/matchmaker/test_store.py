@@ -353,3 +353,32 @@ async def test_a_rematch_is_due_after_its_wait_and_a_second_ask_takes_the_newer_
     assert await store.seat_of(second.token_hash) == (table.id, 0)
     assert await store.claim_due("me", NOW + T.rematch_ms - 1, 10, T) == []
     assert await store.claim_due("me", NOW + T.rematch_ms, 10, T) == [table.id]
+
+
+async def test_players_asking_for_a_rematch_at_once_meet_at_one_table(
+    stores: Callable[[], Store],
+) -> None:
+    old = "t" + "2" * 16
+    seats = [("Ann", False), ("Bob", False), ("Cy", False)]
+    asks = [
+        NewTable(new_table_id(), code, False, Rules(players=3), "easy", -1)
+        for code in ("RMAT4A", "RMAT4B", "RMAT4C")
+    ]
+    sitters = [sitter(name) for name, _ in seats]
+    replicas = [stores() for _ in seats]
+    placed = await asyncio.gather(
+        *(
+            replica.rematch(old, asks[i], seats, i, sitters[i], NOW, T, f"owner{i}")
+            for i, replica in enumerate(replicas)
+        )
+    )
+    assert all(p is not None for p in placed)
+    [rematch_id] = {p.table_id for p in placed if p is not None}
+    assert sum(p.start for p in placed if p is not None) == 1  # the last to answer claims it
+    record = await replicas[0].table(rematch_id)
+    assert record is not None and record.status == "starting"
+    assert [s.token_hash for s in record.seats] == [s.token_hash for s in sitters]
+    assert await replicas[1].rematch_of(old) == rematch_id
+    # One code held, by the rematch; the codes of the asks that came second are free.
+    found = [await replicas[2].table_by_code(t.code) for t in asks]
+    assert found.count(rematch_id) == 1 and found.count(None) == 2
