@@ -53,7 +53,7 @@ _INT_TUPLES = ("rack", "discard", "scores", "turns_taken")
 
 
 def _well_typed(view: View) -> bool:
-    """Whether the fields a bot reads hold what a table's view holds (JSON could hold anything)."""
+    """Whether every field holds what a table's view holds there (JSON could hold anything)."""
     return (
         all(type(getattr(view, name)) is int for name in _INTS)
         and all(_ints(getattr(view, name)) for name in _INT_TUPLES)
@@ -68,6 +68,11 @@ def _well_typed(view: View) -> bool:
         )
         and _ints(view.center, none=True)
         and _ints(view.last_pickup, none=True)
+        and (view.stock_known is None or _ints(view.stock_known))
+        and (view.racks is None or (type(view.racks) is tuple and all(map(_ints, view.racks))))
+        and all(type(r.winner) in (int, type(None)) and _ints(r.points) for r in view.rounds)
+        and (view.winner is None or type(view.winner) is int)
+        and all(v is None or type(v) is str for v in (view.commitment, view.seed))
     )
 
 

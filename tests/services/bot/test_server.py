@@ -92,6 +92,12 @@ async def test_requests_it_cannot_answer_are_bad_requests(bot: bot_pb2_grpc.BotA
         bot_pb2.ChooseMoveRequest(view_json=changed(turn=True), level="medium"),
         bot_pb2.ChooseMoveRequest(view_json=changed(known=[[1.5]] * 3), level="medium"),
         bot_pb2.ChooseMoveRequest(view_json=changed(repair_tokens=[1, 0, 0]), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(stock_known=["x"]), level="medium"),
+        bot_pb2.ChooseMoveRequest(view_json=changed(racks=[[1], "x"]), level="medium"),
+        bot_pb2.ChooseMoveRequest(
+            view_json=changed(rounds=[{"winner": "0", "points": [1, 2, 3]}]), level="medium"
+        ),
+        bot_pb2.ChooseMoveRequest(view_json=changed(seed=7), level="medium"),
     ]
     for request in requests:
         assert await _code(bot.ChooseMove(request)) == "bad_request"
