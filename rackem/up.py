@@ -26,16 +26,17 @@ import socket
 import sys
 import webbrowser
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-LOCAL = "127.0.0.1"
+from services.common.dial import LOOPBACK, dial_addr, is_wildcard
+
+if TYPE_CHECKING:
+    from services.common.running import Running
+
+LOCAL = LOOPBACK
 GRACE_S = 2.0
 
 log = logging.getLogger("rackem.up")
-
-
-class _Stoppable(Protocol):
-    async def stop(self) -> None: ...
 
 
 def register(subparsers: Any) -> None:
@@ -100,7 +101,7 @@ def _own_hosts(host: str) -> tuple[str, ...]:
     """The Host names a browser on this machine (or, listening on every address, on the
     local network by this machine's name or address) uses to reach ``host``."""
     names = {"localhost", LOCAL, "[::1]"}
-    if host not in ("", "0.0.0.0", "::"):
+    if not is_wildcard(host):
         return tuple(sorted(names | {_as_host(host)}))
     hostname = socket.gethostname().lower()
     names |= {hostname, f"{hostname}.local"}
@@ -127,8 +128,7 @@ def _as_host(address: str) -> str:
 
 
 def _url(host: str, port: int) -> str:
-    shown = LOCAL if host in ("", "0.0.0.0", "::") else host
-    return f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+    return f"http://{dial_addr(host, port)}"
 
 
 def _has_display() -> bool:
@@ -138,10 +138,17 @@ def _has_display() -> bool:
 
 
 class System:
-    """The four services running in this process; ``url`` to open, ``await stop()``."""
+    """The four services running in this process; ``url`` to open, ``await stop()``.
+
+    Each is stopped with its grace: the gRPC services with a short one (``GRACE_S``), the
+    gateway with its own (``SHUTDOWN_GRACE_S``, ``None`` here)."""
 
     def __init__(
-        self, services: list[tuple[str, _Stoppable]], url: str, port: int, metrics_port: int = 0
+        self,
+        services: list[tuple[str, Running[Any], float | None]],
+        url: str,
+        port: int,
+        metrics_port: int = 0,
     ) -> None:
         self._services = services
         self.url = url
@@ -150,9 +157,9 @@ class System:
 
     async def stop(self) -> None:
         """Stop the services in the reverse order of their start."""
-        for name, service in reversed(self._services):
+        for name, service, grace in reversed(self._services):
             try:
-                await service.stop()
+                await service.stop(grace)
             except Exception:
                 log.exception("stop_failed", extra={"fields": {"service": name}})
         self._services = []
@@ -184,10 +191,10 @@ async def start(
     from services.table.settings import TableSettings
 
     registry: Registry | None = None if redis_url else MemoryRegistry()
-    services: list[tuple[str, _Stoppable]] = []
+    services: list[tuple[str, Running[Any], float | None]] = []
     try:
         bots = await bot.create_server(from_env(BotSettings, env, host=LOCAL, port=0))
-        services.append(("bot", _Graceful(bots)))
+        services.append(("bot", bots, GRACE_S))
         table_settings = from_env(
             TableSettings,
             env,
@@ -198,7 +205,7 @@ async def start(
             data_dir=data_dir,
         )
         tables = await table.create_server(table_settings, registry=registry)
-        services.append(("table", _Graceful(tables)))
+        services.append(("table", tables, GRACE_S))
         # The gateway and the matchmaker reach this replica without a socket (rackem/seam/).
         local = LocalTables({tables.addr: tables.service})
         mm_settings = from_env(
@@ -213,7 +220,7 @@ async def start(
         mm = await matchmaker.create_server(
             mm_settings, registry=registry, local_tables=local.creators()
         )
-        services.append(("matchmaker", _Graceful(mm)))
+        services.append(("matchmaker", mm, GRACE_S))
         gw_settings = from_env(
             GatewaySettings,
             env,
@@ -225,9 +232,9 @@ async def start(
             **_local_gateway(host, os.environ if env is None else env),
         )
         gw = await gateway.create_server(
-            gw_settings, local_links=local.link, matchmaker=LocalMatchmaker(mm.calls)
+            gw_settings, local_links=local.link, matchmaker=LocalMatchmaker(mm.service)
         )
-        services.append(("gateway", gw))
+        services.append(("gateway", gw, None))
     except BaseException:
         await System(services, "", 0).stop()
         raise
@@ -265,15 +272,3 @@ def _check_free(host: str, port: int) -> None:
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((host, port))
-
-
-class _Graceful:
-    """A gRPC service's ``Running``, stopped with a short grace."""
-
-    def __init__(self, running: Any) -> None:
-        self._running = running
-        self.port: int = running.port
-        self.addr: str = running.addr
-
-    async def stop(self) -> None:
-        await self._running.stop(GRACE_S)

@@ -1,4 +1,4 @@
-"""Running the gateway: uvicorn (websockets sans-I/O) in this event loop, stopped on SIGTERM/SIGINT.
+"""The gateway's process: uvicorn (websockets sans-I/O) in this event loop, stopped on SIGTERM.
 
 On stop the gateway closes every WebSocket with 1001 (clients resume on another
 gateway), stops uvicorn, then closes its gRPC channels.
@@ -9,14 +9,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import socket
 from collections.abc import Generator
 
 import uvicorn
 
-from services.common import logs, loop
+from services.common import logs, loop, running
+from services.common.dial import dial_addr
 from services.common.logs import event
+from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
 from services.gateway.http_protocol import bounded_http
@@ -27,17 +28,19 @@ from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
 from services.gateway.ws_protocol import gateway_websocket
 
-__all__ = ["Running", "create_server", "main", "serve"]
+__all__ = ["GatewayServer", "create_server", "main", "serve"]
 
 log = logging.getLogger("rackem.gateway")
 
 
-class _Server(uvicorn.Server):
-    """uvicorn, minus its signal handlers (the caller owns them), closing sockets with 1001."""
+class GatewayServer(uvicorn.Server):
+    """uvicorn, minus its signal handlers (the caller owns them), closing sockets with 1001
+    within ``grace`` seconds."""
 
-    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
+    def __init__(self, config: uvicorn.Config, hub: Hub, grace: float) -> None:
         super().__init__(config)
         self._hub = hub
+        self.grace = grace
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -46,31 +49,8 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in getattr(self, "servers", ()):
             server.close()
-        await self._hub.close_all(GOING_AWAY, self.config.timeout_graceful_shutdown or 5.0)
+        await self._hub.close_all(GOING_AWAY, self.grace)
         await super().shutdown(sockets)
-
-
-class Running:
-    """A started gateway: ``port``, ``addr``, ``metrics_port``, and ``await stop()``."""
-
-    def __init__(
-        self, server: _Server, task: asyncio.Task[None], host: str, port: int, metrics_port: int
-    ) -> None:
-        self._server = server
-        self._task = task
-        self.host = host
-        self.port = port
-        self.metrics_port = metrics_port
-
-    @property
-    def addr(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    async def stop(self) -> None:
-        event(log, "stopping")
-        self._server.should_exit = True
-        await self._task
-        event(log, "stopped")
 
 
 def _listen(host: str, port: int, backlog: int, sndbuf: int = 0) -> socket.socket:
@@ -96,10 +76,11 @@ async def create_server(
     settings: GatewaySettings,
     local_links: LocalLinks | None = None,
     matchmaker: Matchmaker | None = None,
-) -> Running:
+) -> Running[GatewayServer]:
     """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it
-    listens, with /metrics on ``metrics_host:metrics_port``. ``local_links`` and
-    ``matchmaker``: services in this process (``create_app``)."""
+    listens, with /metrics on ``metrics_host:metrics_port`` (``Running.metrics_port``).
+    ``local_links`` and ``matchmaker``: services in this process (``create_app``).
+    ``Running.service`` is the uvicorn server (its open connections: ``server_state``)."""
     if settings.metrics_port and settings.metrics_port == settings.port:
         raise ValueError("METRICS_PORT must differ from PORT: /metrics is never public")
     app = create_app(settings, local_links, matchmaker)
@@ -128,7 +109,8 @@ async def create_server(
         msock.close()
         raise
     port = sock.getsockname()[1]
-    server = _Server(config, hub_of(app))
+    grace = float(config.timeout_graceful_shutdown or 5.0)
+    server = GatewayServer(config, hub_of(app), grace)
     task = asyncio.create_task(server.serve(sockets=[sock, msock]))
     while not server.started:
         if task.done():
@@ -137,19 +119,30 @@ async def create_server(
             await task  # raises the startup failure
             raise RuntimeError("the gateway did not start")
         await asyncio.sleep(0.01)
+
+    async def exit_server(grace: float) -> None:  # 1001 to every socket, then uvicorn stops
+        server.grace = grace
+        server.should_exit = True
+        await task
+
+    shutdown = Shutdown()
+    shutdown.push(exit_server)
     event(log, "listening", port=port, metrics_port=metrics_port)
-    return Running(server, task, settings.host, port, metrics_port)
+    return Running(
+        port,
+        dial_addr(settings.host, port),
+        server,
+        shutdown,
+        grace=grace,
+        log=log,
+        stopping="stopping",
+        metrics_port=metrics_port,
+    )
 
 
 async def serve(settings: GatewaySettings) -> None:
     """Serve until SIGTERM or SIGINT (handled from before the port opens), then stop."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    running = await create_server(settings)
-    await stop.wait()
-    await running.stop()
+    await running.serve(create_server(settings))
 
 
 def main() -> None:

@@ -18,13 +18,15 @@ import grpc
 
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
-from services.common import logs, loop
+from services.common import logs, loop, running
 from services.common.archive import Archive, data_file
+from services.common.dial import dial_addr
 from services.common.errors import ServiceError, abort
-from services.common.grpc_server import add_health, bind, new_server, set_serving, wait_for_signal
+from services.common.grpc_server import add_health, bind, new_server, set_serving
 from services.common.logs import event
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
+from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.matchmaker.calls import MatchmakerCalls, internal_error
 from services.matchmaker.codes import CodeSource, new_code
@@ -38,7 +40,7 @@ from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
 
-__all__ = ["SERVICE_NAME", "Running", "create_server", "main", "serve"]
+__all__ = ["SERVICE_NAME", "create_server", "main", "serve"]
 
 SERVICE_NAME = "rackem.v1.Matchmaker"
 log = logging.getLogger("rackem.matchmaker")
@@ -127,53 +129,6 @@ async def _next_lobby(lobbies: AsyncIterator[pb.Lobby]) -> pb.Lobby | None:
         return None
 
 
-class Running:
-    """A started matchmaker: ``port``, ``addr``, ``calls`` (its operations, for callers in
-    this process: rackem/seam/matchmaker.py); ``await stop(grace)`` ends it."""
-
-    def __init__(
-        self,
-        server: grpc.aio.Server,
-        not_serving: Callable[[], Awaitable[None]],
-        port: int,
-        host: str,
-        hub: Hub,
-        stopping: asyncio.Event,
-        starter: asyncio.Task[None],
-        watcher: asyncio.Task[None],
-        closers: list[Callable[[], Awaitable[None]]],
-        calls: MatchmakerCalls,
-    ) -> None:
-        self.server = server
-        self.calls = calls
-        self.port = port
-        self.addr = f"{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
-        self._not_serving = not_serving
-        self._hub = hub
-        self._stopping = stopping
-        self._starter = starter
-        self._watcher = watcher
-        self._closers = closers
-        self._stopped = False
-
-    async def stop(self, grace: float | None = 5.0) -> None:
-        """NOT_SERVING, let a start in progress finish (within ``grace``), end the lobby
-        streams, stop the server, close its clients."""
-        if self._stopped:
-            return
-        self._stopped = True
-        await self._not_serving()
-        self._stopping.set()
-        self._hub.close()
-        await asyncio.wait([self._starter], timeout=grace)
-        await _end(self._starter)
-        await _end(self._watcher)
-        await self.server.stop(grace)
-        for close in self._closers:
-            await close()
-        event(log, "stopped")
-
-
 async def _end(task: asyncio.Task[None]) -> None:
     """Cancel ``task`` until it ends: one cancellation may be swallowed (see Starter.run)."""
     while not task.done():
@@ -190,76 +145,79 @@ async def create_server(
     *,
     codes: CodeSource = new_code,
     local_tables: Mapping[str, CreateTable] | None = None,
-) -> Running:
+) -> Running[MatchmakerCalls]:
     """Build, bind and start the matchmaker (port 0 binds any free port). ``codes`` makes
     candidate room codes (tests inject one that repeats, to force collisions);
     ``local_tables``: table replicas in this process, by address, called directly."""
-    closers: list[Callable[[], Awaitable[None]]] = []
-    if store is None or registry is None:
-        if settings.redis_url:
-            client = connect(settings.redis_url)
-            store = store or RedisStore(client)
-            registry = registry or RedisRegistry(client)
-            closers.append(client.aclose)
-        else:
-            if store is None:
-                memory = MemoryStore(archive=Archive(data_file(settings.data_dir, "matchmaker")))
-                closers.append(memory.close)
-                store = memory
-            registry = registry or MemoryRegistry()
-    timings = Timings(
-        fill_ms=settings.fill_ms,
-        fill_lone_ms=settings.fill_lone_ms,
-        lobby_ttl_ms=settings.lobby_ttl_ms,
-        token_ttl_ms=settings.token_ttl_ms,
-        done_ttl_ms=settings.done_ttl_ms,
-        claim_ms=settings.claim_ms,
-        retry_ms=settings.retry_ms,
-        max_attempts=settings.max_start_attempts,
-        rematch_ms=settings.rematch_ms,
-    )
-    placer = Placer(
-        registry, settings.create_timeout_ms / 1000, settings.table_addr, local=local_tables
-    )
-    closers.insert(0, placer.close)
-    owner = secrets.token_hex(8)
-    starter = Starter(store, placer, timings, owner, _wall_ms)
-    hub = Hub()
-    matchmaker = Matchmaker(
-        store,
-        starter,
-        hub,
-        timings,
-        level=settings.bot_level,
-        codes=codes,
-        clock=_wall_ms,
-        watch_poll_s=settings.watch_poll_ms / 1000,
-    )
-    server = new_server()
-    calls = MatchmakerCalls(matchmaker)
-    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(calls), server)
-    health_servicer = add_health(server, [SERVICE_NAME])
-    port = bind(server, settings.host, settings.port)
-    await server.start()
-    await set_serving(health_servicer, [SERVICE_NAME], True)
-    stopping = asyncio.Event()
-    starter_task = asyncio.create_task(
-        starter.run(settings.tick_ms / 1000, stopping), name="matchmaker-starter"
-    )
-    watcher_task = asyncio.create_task(hub.run(store.changes()), name="matchmaker-hub")
+    async with Shutdown() as shutdown:
+        if store is None or registry is None:
+            if settings.redis_url:
+                client = connect(settings.redis_url)
+                shutdown.push_close(client.aclose)
+                store = store or RedisStore(client)
+                registry = registry or RedisRegistry(client)
+            else:
+                if store is None:
+                    archive = Archive(data_file(settings.data_dir, "matchmaker"))
+                    memory = MemoryStore(archive=archive)
+                    shutdown.push_close(memory.close)
+                    store = memory
+                registry = registry or MemoryRegistry()
+        timings = Timings(
+            fill_ms=settings.fill_ms,
+            fill_lone_ms=settings.fill_lone_ms,
+            lobby_ttl_ms=settings.lobby_ttl_ms,
+            token_ttl_ms=settings.token_ttl_ms,
+            done_ttl_ms=settings.done_ttl_ms,
+            claim_ms=settings.claim_ms,
+            retry_ms=settings.retry_ms,
+            max_attempts=settings.max_start_attempts,
+            rematch_ms=settings.rematch_ms,
+        )
+        placer = Placer(
+            registry, settings.create_timeout_ms / 1000, settings.table_addr, local=local_tables
+        )
+        shutdown.push_close(placer.close)
+        owner = secrets.token_hex(8)
+        starter = Starter(store, placer, timings, owner, _wall_ms)
+        hub = Hub()
+        matchmaker = Matchmaker(
+            store,
+            starter,
+            hub,
+            timings,
+            level=settings.bot_level,
+            codes=codes,
+            clock=_wall_ms,
+            watch_poll_s=settings.watch_poll_ms / 1000,
+        )
+        server = new_server()
+        calls = MatchmakerCalls(matchmaker)
+        matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(calls), server)
+        health = add_health(server, [SERVICE_NAME])
+        port = bind(server, settings.host, settings.port)
+        await server.start()
+        shutdown.push(server.stop)
+        stopping = asyncio.Event()
+        starter_task = asyncio.create_task(
+            starter.run(settings.tick_ms / 1000, stopping), name="matchmaker-starter"
+        )
+        watcher_task = asyncio.create_task(hub.run(store.changes()), name="matchmaker-hub")
+
+        async def end_tasks(grace: float) -> None:
+            """Let a start in progress finish (within ``grace``), end the lobby streams."""
+            stopping.set()
+            hub.close()
+            await asyncio.wait([starter_task], timeout=grace)
+            await _end(starter_task)
+            await _end(watcher_task)
+
+        shutdown.push(end_tasks)
+        await set_serving(health, [SERVICE_NAME], True)
+        shutdown.push(lambda _grace: set_serving(health, [SERVICE_NAME], False))
     event(log, "serving", port=port, store=type(store).__name__)
-    not_serving = partial(set_serving, health_servicer, [SERVICE_NAME], False)
     return Running(
-        server,
-        not_serving,
-        port,
-        settings.host,
-        hub,
-        stopping,
-        starter_task,
-        watcher_task,
-        closers,
-        calls,
+        port, dial_addr(settings.host, port), calls, shutdown, grace=settings.grace_s, log=log
     )
 
 
@@ -267,9 +225,7 @@ async def serve(
     settings: MatchmakerSettings, store: Store | None = None, registry: Registry | None = None
 ) -> None:
     """Run until SIGTERM or SIGINT, then stop gracefully."""
-    running = await create_server(settings, store, registry)
-    await wait_for_signal()
-    await running.stop(settings.grace_s)
+    await running.serve(create_server(settings, store, registry))
 
 
 def main() -> None:

@@ -19,7 +19,8 @@ from rackem.seam.tables import DirectLink, LocalTables
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError
 from services.common.registry import MemoryRegistry
-from services.table.server import Running, create_server
+from services.common.running import Running
+from services.table.server import create_server
 from services.table.settings import TableSettings
 from services.table.store.memory import MemoryStore
 
@@ -35,7 +36,7 @@ async def replica() -> AsyncIterator[Running]:
         bot_addr=NO_BOTS,
     )
     yield running
-    if not running.tables.draining:
+    if not running.service.tables.draining:
         await running.stop(0)
 
 
@@ -71,7 +72,7 @@ async def test_create_table_answers_and_refuses_as_over_grpc(
 ) -> None:
     created = await create(tables, replica, code="SEAM42")
     assert created.replica == replica.addr and len(created.tokens) == 2
-    assert created.table_id in replica.tables.live
+    assert created.table_id in replica.service.tables.live
     with pytest.raises(ServiceError) as taken:
         await create(tables, replica, table_id=created.table_id)
     assert taken.value.code == "bad_request"
@@ -113,7 +114,7 @@ async def test_a_move_past_its_timeout_is_unavailable_and_is_made_once(
     created = await create(tables, replica)
     link = tables.link(replica.addr)
     assert link is not None
-    table = replica.tables.live[created.table_id]
+    table = replica.service.tables.live[created.table_id]
     mover = table.match.turn
     draw = table_pb2.SubmitMoveRequest(
         table_id=created.table_id,

@@ -12,13 +12,14 @@ import pytest
 from rackem.seam.matchmaker import LocalMatchmaker
 from rackem.seam.tables import LocalTables
 from services.common.registry import MemoryRegistry
+from services.common.running import Running
 from services.common.running import Running as BotRunning
-from services.gateway.server import Running, create_server
+from services.common.running import Running as MatchmakerRunning
+from services.common.running import Running as TableRunning
+from services.gateway.server import create_server
 from services.gateway.settings import GatewaySettings
-from services.matchmaker.server import Running as MatchmakerRunning
 from services.matchmaker.server import create_server as create_matchmaker
 from services.matchmaker.settings import MatchmakerSettings
-from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
 from services.table.store.memory import MemoryStore
@@ -154,7 +155,7 @@ async def start_services(bot_server: BotRunning) -> AsyncIterator[StartServices]
     yield start
     for running in started:
         await running.matchmaker.stop(0)
-        if not running.table.tables.draining:
+        if not running.table.service.tables.draining:
             await running.table.stop(0)
 
 
@@ -174,6 +175,6 @@ async def system(
     return await start_gateway(
         matchmaker_addr=services.matchmaker.addr,
         table_addr=services.table.addr,
-        matchmaker=LocalMatchmaker(services.matchmaker.calls) if in_process else None,
+        matchmaker=LocalMatchmaker(services.matchmaker.service) if in_process else None,
         local_links=tables.link if in_process else None,
     )

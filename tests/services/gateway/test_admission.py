@@ -15,9 +15,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from rackem.client import Client, choose_move
+from services.common.running import Running
 from services.gateway.admission import TICK_S, Admission
 from services.gateway.metrics import Metrics
-from services.gateway.server import Running
 
 from .conftest import StartGateway, StartServices, http_url, ws_url
 

@@ -9,9 +9,9 @@ import pytest
 from rackem.seam.tables import DirectLink, LocalTables
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
+from services.common.running import Running as TableRunning
 from services.gateway.backends import Backends, reroute
 from services.gateway.link import Link
-from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 
 from .conftest import NOWHERE, Services, table_settings
@@ -138,7 +138,7 @@ async def test_a_replica_in_this_process_is_linked_in_process_and_others_over_gr
         assert isinstance(backends.link(services.table.addr), Link)  # not here: over gRPC
     finally:
         await backends.close()
-        if not local.tables.draining:
+        if not local.service.tables.draining:
             await local.stop(0)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rackem.client import Client, ServerError, choose_move
-from services.gateway.server import Running
+from services.common.running import Running
 
 from .conftest import Services, StartGateway, ws_url
 

@@ -9,7 +9,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from rackem.client import Client
-from services.gateway.server import Running, create_server
+from services.common.running import Running
+from services.gateway.server import create_server
 from tests.system.raw_ws import RawWebSocket
 
 from .conftest import StartGateway, http_url, settings, ws_url

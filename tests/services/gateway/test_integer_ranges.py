@@ -13,8 +13,8 @@ import pytest
 from rackem.client import Client
 from services._gen.rackem.v1 import game_pb2 as pb
 from services._gen.rackem.v1 import table_pb2 as tb
+from services.common.running import Running
 from services.gateway.protocol import CLIENT_TYPES, ProtocolError, encode, parse, schemas
-from services.gateway.server import Running
 
 from .conftest import ws_url
 

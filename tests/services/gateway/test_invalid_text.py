@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from rackem.client import Client
-from services.gateway.server import Running
+from services.common.running import Running
 from tests.system.raw_ws import RawWebSocket
 
 from .conftest import metrics_text, ws_url

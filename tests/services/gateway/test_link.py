@@ -18,8 +18,8 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.bot.server import Running as BotRunning
 from services.common.errors import ServiceError
 from services.common.registry import MemoryRegistry
+from services.common.running import Running as TableRunning
 from services.gateway.link import Link, dial
-from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.store.memory import MemoryStore
 from services.table.views import view_of
@@ -62,7 +62,7 @@ async def replica(
     )
     async with grpc.aio.insecure_channel(running.addr) as channel:
         yield Replica(running, channel)
-    if not running.tables.draining:
+    if not running.service.tables.draining:
         await running.stop(0)
 
 

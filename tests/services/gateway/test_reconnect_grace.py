@@ -35,7 +35,7 @@ async def test_a_covered_human_who_drops_is_waited_for_then_the_bots_keep_their_
         await ann.wait_view(lambda v: v["seats"][ann.seat]["kind"] == "cover", timeout=30)
         token, seat = ann.token, ann.seat
         assert token is not None and seat is not None and ann.table_id is not None
-        table = services.table.tables.live[ann.table_id]
+        table = services.table.service.tables.live[ann.table_id]
     # The connection drops (the client closed without `leave`).
     dropped_at, dropped_version = now_ms(), table.version
     while now_ms() < dropped_at + GRACE_MS // 3:  # a third of the grace: "20 s of 60"

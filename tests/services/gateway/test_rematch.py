@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from rackem.client import Client, ServerError, play_match
+from services.common.running import Running
 from services.gateway.protocol import schemas
-from services.gateway.server import Running
 
 from .conftest import http_url, ws_url
 

@@ -12,7 +12,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from rackem.client import Client, ConnectionLost
-from services.gateway.server import Running
+from services.common.running import Running
 
 from .conftest import StartGateway, metrics_text, ws_url
 

@@ -9,7 +9,7 @@ import json
 
 from websockets.exceptions import ConnectionClosed
 
-from services.gateway.server import Running
+from services.common.running import Running
 
 from .conftest import StartGateway, StartServices, metrics_text
 from .test_session import small_window_client
@@ -76,7 +76,7 @@ async def test_a_client_that_never_reads_again_is_let_go_after_the_close_grace(
         # Its close frame waits behind what it never read; past the grace the gateway
         # lets go of the socket (and of the buffers) all the same.
         await until_metric(gateway, "rackem_gateway_connections 0.0")
-        sockets = gateway._server.server_state.connections  # uvicorn's open connections
+        sockets = gateway.service.server_state.connections  # uvicorn's open connections
         async with asyncio.timeout(30):
             while sockets:
                 await asyncio.sleep(0.05)

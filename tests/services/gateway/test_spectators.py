@@ -17,8 +17,8 @@ import pytest
 
 from rackcore import SPECTATOR, Move, match_from_log, observe, verify
 from rackem.client import FINAL, Client, ServerError, play_match
+from services.common.running import Running
 from services.gateway.protocol import encode, schemas
-from services.gateway.server import Running
 
 from .conftest import Services, StartGateway, StartServices, http_url, ws_url
 

@@ -16,11 +16,12 @@ import redis.asyncio as aioredis
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, Registry
+from services.common.running import Running
 from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.records import NewTable, Placed, Sitter
 from services.matchmaker.redis_store import RedisStore
-from services.matchmaker.server import Running, create_server
+from services.matchmaker.server import create_server
 from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.store import Store
 

@@ -26,7 +26,7 @@ from .conftest import FAST, SLOW_FILL, BrokenStore, Cluster
 
 async def test_a_private_table_fills_and_its_lobby_streams_in_process(cluster: Cluster) -> None:
     running, _ = await cluster.start(SLOW_FILL)
-    local = LocalMatchmaker(running.calls)
+    local = LocalMatchmaker(running.service)
     ann = await local.CreateTable(pb.CreatePrivateRequest(name="Ann"), timeout=5)
     assert (ann.seat, ann.lobby.status, ann.lobby.code) == (0, "waiting", ann.code)
     stream = local.WatchLobby(pb.TokenRequest(token=ann.token))
@@ -68,14 +68,14 @@ async def test_refusals_are_the_ones_grpc_gives(
         await getattr(stub, rpc)(request_, timeout=5)
     expected = from_rpc_error(over_grpc.value)
     with pytest.raises(ServiceError) as in_process:
-        await getattr(LocalMatchmaker(running.calls), rpc)(request_, timeout=5)
+        await getattr(LocalMatchmaker(running.service), rpc)(request_, timeout=5)
     assert (in_process.value.code, in_process.value.message) == (expected.code, expected.message)
     assert expected.code not in ("internal", "unavailable")
 
 
 async def test_watch_lobby_refuses_a_malformed_token(cluster: Cluster) -> None:
     running, _ = await cluster.start()
-    stream = LocalMatchmaker(running.calls).WatchLobby(pb.TokenRequest(token="not a token"))
+    stream = LocalMatchmaker(running.service).WatchLobby(pb.TokenRequest(token="not a token"))
     with pytest.raises(ServiceError) as refused:
         await anext(aiter(stream))
     assert refused.value.code == "bad_token"
@@ -83,7 +83,7 @@ async def test_watch_lobby_refuses_a_malformed_token(cluster: Cluster) -> None:
 
 async def test_a_stop_ends_the_lobby_stream() -> None:
     running = await create_server(SLOW_FILL)
-    local = LocalMatchmaker(running.calls)
+    local = LocalMatchmaker(running.service)
     ann = await local.CreateTable(pb.CreatePrivateRequest(name="Ann"), timeout=5)
     lobbies = aiter(local.WatchLobby(pb.TokenRequest(token=ann.token)))
     await anext(lobbies)
@@ -103,7 +103,7 @@ async def test_a_call_past_its_timeout_is_unavailable() -> None:
     running = await create_server(FAST, RedisStore(client), MemoryRegistry())
     try:
         with pytest.raises(ServiceError) as late:
-            await LocalMatchmaker(running.calls).QuickMatch(
+            await LocalMatchmaker(running.service).QuickMatch(
                 pb.QuickMatchRequest(name="Ann", players=2), timeout=0.2
             )
         assert (late.value.code, late.value.message) == (
@@ -127,7 +127,7 @@ async def test_an_unexpected_failure_is_internal_and_logged_without_names(
     try:
         request = pb.QuickMatchRequest(name="Secret Sam", players=2)
         with pytest.raises(ServiceError) as failed:
-            await LocalMatchmaker(running.calls).QuickMatch(request, timeout=5)
+            await LocalMatchmaker(running.service).QuickMatch(request, timeout=5)
         assert (failed.value.code, failed.value.message) == ("internal", "internal error")
         stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as over_grpc:
@@ -151,7 +151,7 @@ async def test_redis_unreachable_is_unavailable_in_process_and_over_grpc(
     try:
         request = pb.QuickMatchRequest(name="Secret Sam", players=2)
         with pytest.raises(ServiceError) as failed:
-            await LocalMatchmaker(running.calls).QuickMatch(request, timeout=5)
+            await LocalMatchmaker(running.service).QuickMatch(request, timeout=5)
         assert failed.value.code == "unavailable"
         stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as over_grpc:

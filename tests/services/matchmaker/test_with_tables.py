@@ -15,9 +15,9 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry, Registry, Replica
+from services.common.running import Running as TableRunning
 from services.gateway.link import dial
 from services.matchmaker.placement import Placer
-from services.table.server import Running as TableRunning
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
 from services.table.store.memory import MemoryStore as TableMemoryStore
@@ -115,15 +115,20 @@ def table_request(table_id: str) -> table_pb2.CreateTableRequest:
 async def test_a_replica_in_this_process_is_called_directly(registry: Registry) -> None:
     replica = await create_table_server(TABLE, store=TableMemoryStore(), registry=registry)
     try:
-        # Its gRPC server no longer answers: only a direct call can create the table.
-        await replica.server.stop(None)
-        placer = Placer(registry, 2.0, local={replica.addr: replica.service.create})
+        called: list[str] = []
+
+        async def direct(request: table_pb2.CreateTableRequest) -> table_pb2.CreateTableReply:
+            called.append(request.table_id)  # over gRPC, this would not be called
+            return await replica.service.create(request)
+
+        placer = Placer(registry, 2.0, local={replica.addr: direct})
         try:
             reply, addr = await placer.create(table_request("t-local-1"))
         finally:
             await placer.close()
+        assert called == ["t-local-1"]
         assert (addr, reply.table_id, reply.replica) == (replica.addr, "t-local-1", replica.addr)
-        table = await replica.tables.get("t-local-1")
+        table = await replica.service.tables.get("t-local-1")
         assert table.seat_for(reply.tokens[0]) == 0
     finally:
         await replica.stop(0)
@@ -133,7 +138,7 @@ async def test_a_direct_call_refuses_as_grpc_does_and_the_next_replica_is_tried(
     registry: Registry, tables: list[TableRunning]
 ) -> None:
     draining, working = tables
-    await draining.tables.drain()  # refuses new tables: shutting_down
+    await draining.service.tables.drain()  # refuses new tables: shutting_down
     with pytest.raises(ServiceError) as refused_directly:
         await draining.service.create(table_request("t-local-2"))
     async with grpc.aio.insecure_channel(draining.addr) as channel:
@@ -153,7 +158,7 @@ async def test_a_direct_call_refuses_as_grpc_does_and_the_next_replica_is_tried(
     finally:
         await placer.close()
     assert addr == working.addr
-    assert (await working.tables.get("t-local-3")).table_id == "t-local-3"
+    assert (await working.service.tables.get("t-local-3")).table_id == "t-local-3"
 
 
 async def test_a_direct_call_past_its_deadline_is_unavailable(

@@ -10,9 +10,10 @@ import pytest
 
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.common.registry import MemoryRegistry
+from services.common.running import Running
 from services.common.running import Running as BotRunning
 from services.gateway.link import Link, dial
-from services.table.server import Running, create_server
+from services.table.server import create_server
 from services.table.store.memory import MemoryStore
 from table.table_players import ServerFactory, fast_settings
 
@@ -47,7 +48,7 @@ async def start_table_server(bot_server: BotRunning) -> AsyncIterator[ServerFact
 
     yield start
     for running in reversed(started):
-        if not running.tables.draining:
+        if not running.service.tables.draining:
             await running.stop(0)
 
 

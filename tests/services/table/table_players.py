@@ -21,9 +21,9 @@ from rackcore import Match, Move, match_from_log, observe
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, from_rpc_error
+from services.common.running import Running
 from services.convert import move_to_pb
 from services.gateway.link import Link, dial
-from services.table.server import Running
 from services.table.settings import TableSettings
 from services.table.views import view_of
 

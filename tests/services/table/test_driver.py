@@ -118,7 +118,7 @@ async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
     assert view.status == "playing"
     if view_of(view).turn == 0:  # (the cover's move may have landed first)
         assert view.deadline_ms > 0 and view.remaining_ms > 0
-    table = server.tables.live[tid]
+    table = server.service.tables.live[tid]
     assert table.kind(0) == "human" and not table.state.covered[0]
 
 
@@ -132,7 +132,7 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
         created = await create_table(stub, humans=2, bots=0)
         tid = created.table_id
         streams = [_views(link, tid, token) for token in created.tokens]
-        table = server.tables.live[tid]
+        table = server.service.tables.live[tid]
         async with asyncio.timeout(20):
             view = await _read(streams[0])
             while not (view.seats[0].connected and view.seats[1].connected):
@@ -233,5 +233,5 @@ async def test_bots_fall_back_in_process_when_the_bot_service_is_unreachable(
             await player.run()
         record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=created.table_id))
     assert verify(json.loads(record.log_json))["finished"]
-    assert server.bots.fallbacks > 0
+    assert server.service.tables.bots.fallbacks > 0
     assert any(r.getMessage() == "bot_fallback" for r in caplog.records)

@@ -44,15 +44,15 @@ async def test_a_renewal_round_renews_only_the_idle_tables(
     async with grpc.aio.insecure_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(4)]
-    tables = [server.tables.live[t] for t in ids]
+    tables = [server.service.tables.live[t] for t in ids]
     busy_at = tables[0].lease_renewed
     for table in tables[1:]:
         table.lease_renewed -= QUIET  # idle for a whole renewal period
-    await server.tables._renew()
+    await server.service.tables._renew()
     assert store.rounds == [ids[1:]]  # the busy table's moves renewed its lease already
     assert all(t.lease_renewed > busy_at for t in tables[1:])
     store.rounds.clear()
-    await server.tables._renew()
+    await server.service.tables._renew()
     assert store.rounds == []  # nothing idle long enough: no call at all
 
 
@@ -61,7 +61,7 @@ async def test_an_accepted_move_renews_its_tables_lease(start_table_server: Serv
     server = await start_table_server(store=store, lease_ms=3 * QUIET)
     async with grpc.aio.insecure_channel(server.addr) as channel:
         created = await create_table(table_pb2_grpc.TableStub(channel), humans=0, bots=2)
-    table = server.tables.live[created.table_id]
+    table = server.service.tables.live[created.table_id]
     before = table.lease_renewed
     async with asyncio.timeout(10):  # the bots move at once
         while table.version < 2:
@@ -82,14 +82,14 @@ async def test_a_drained_replicas_tables_spread_over_the_others(
         ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(30)]
     await a.stop(0)  # drains: every lease released, listed expired at once
     assert await store.expired_count() == 30
-    await b.tables._sweep()
-    assert len(b.tables.live) == 15
-    await b.tables._heartbeat()
-    await c.tables._sweep()
-    assert len(c.tables.live) == 15
-    assert set(b.tables.live) | set(c.tables.live) == set(ids)
-    await b.tables._sweep()  # nothing expired: nothing more to take
-    assert len(b.tables.live) == 15 and await store.expired_count() == 0
+    await b.service.tables._sweep()
+    assert len(b.service.tables.live) == 15
+    await b.service.tables._heartbeat()
+    await c.service.tables._sweep()
+    assert len(c.service.tables.live) == 15
+    assert set(b.service.tables.live) | set(c.service.tables.live) == set(ids)
+    await b.service.tables._sweep()  # nothing expired: nothing more to take
+    assert len(b.service.tables.live) == 15 and await store.expired_count() == 0
 
 
 class _LateForget(RedisStore):
@@ -124,7 +124,7 @@ async def test_a_finished_match_is_recorded_once_though_a_fast_sweep_finds_it_li
         stub = table_pb2_grpc.TableStub(channel)
         ids = [(await create_table(stub, humans=0, bots=2)).table_id for _ in range(6)]
     async with asyncio.timeout(60):  # bots only: they play at once to the end
-        while set(ids) & set(owner.tables.live):
+        while set(ids) & set(owner.service.tables.live):
             await asyncio.sleep(0.02)
     assert set(await late_store.live_tables()) == set(ids)  # finished, still listed live
     late_store.late = False
@@ -139,7 +139,7 @@ async def test_a_finished_match_is_recorded_once_though_a_fast_sweep_finds_it_li
     recorded = sorted(r.fields["table"] for r in records)  # type: ignore[attr-defined]
     assert recorded == sorted(ids)  # once each, by the owner
     assert all([await late_store.holder(t) == FINISHED for t in ids])
-    assert not sweeper.tables.live  # it took none of them
+    assert not sweeper.service.tables.live  # it took none of them
     # Stopped here, the sweeper first, while the store's client is open (left to the
     # fixtures' teardown, a stop now and then did not return: not understood yet).
     await sweeper.stop(0)
@@ -173,7 +173,7 @@ async def test_a_lease_its_dead_owner_still_holds_is_swept_again_at_the_next_swe
     other = await start_table_server(store=store, sweep_ms=QUIET, decision_ms=QUIET)
     assert await store.acquire(table_id, dead, 60_000) is None  # a dead owner's lease
     store.notes.clear()
-    await other.tables._sweep()
-    assert table_id not in other.tables.live
-    settings = other.tables.settings
+    await other.service.tables._sweep()
+    assert table_id not in other.service.tables.live
+    settings = other.service.tables.settings
     assert [(table_id, settings.lease_ms - settings.sweep_ms)] in store.notes

@@ -25,9 +25,9 @@ from rackcore.bots import choose
 from rackem.seam.tables import DirectLink
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
+from services.common.running import Running
 from services.convert import move_to_pb
 from services.gateway.link import Link, TableLink, dial
-from services.table.server import Running
 from services.table.views import view_of
 from table.table_players import (
     ServerFactory,

@@ -21,8 +21,8 @@ from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.common.redis_client import connect
 from services.common.registry import RedisRegistry
+from services.common.running import Running
 from services.convert import move_to_pb
-from services.table.server import Running
 from services.table.store.redis import RedisStore
 from services.table.views import view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked

@@ -12,7 +12,7 @@ import pytest
 from rackcore import SPECTATOR
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
-from services.table.server import Running
+from services.common.running import Running
 from services.table.views import view_of
 from table.table_players import (
     SeatPlayer,
@@ -103,7 +103,7 @@ async def test_a_watcher_changes_nothing_the_tables_clocks_look_at(
     table_server: Running, stub: table_pb2_grpc.TableAsyncStub
 ) -> None:
     created = await open_table(stub, 3, 0, spectators=True, target=1000)
-    table = table_server.tables.live[created.table_id]
+    table = table_server.service.tables.live[created.table_id]
     before = table.facts()
     watched: list[game_pb2.TableView] = []
     watcher = asyncio.create_task(watch_all(stub, created.table_id, watched))

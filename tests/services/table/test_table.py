@@ -12,8 +12,8 @@ import pytest
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
+from services.common.running import Running
 from services.gateway.link import Link, Subscription
-from services.table.server import Running
 from services.table.views import view_of
 from table.table_players import SeatPlayer, create_table, error_code, play_to_the_end
 
@@ -227,11 +227,11 @@ async def test_a_subscriber_that_falls_behind_is_dropped_not_waited_for(
 ) -> None:
     created = await create_table(stub, humans=2, bots=0)
     tid, tokens = created.table_id, list(created.tokens)
-    table = table_server.tables.live[tid]
+    table = table_server.service.tables.live[tid]
     slow = await table.subscribe(0)  # never read
     mover = table.match.turn
     moves = [DRAW, game_pb2.Move(act="throw")]
-    for i in range(table_server.tables.settings.stream_queue + 2):
+    for i in range(table_server.service.tables.settings.stream_queue + 2):
         seat = table.match.turn
         await _submit(link, tid, tokens[seat], moves[i % 2], f"k{i}")
     assert slow.ended
@@ -239,7 +239,7 @@ async def test_a_subscriber_that_falls_behind_is_dropped_not_waited_for(
         while await slow.next() is not None:
             pass
     assert caught.value.code == "unavailable"
-    assert table.version == table_server.tables.settings.stream_queue + 2
+    assert table.version == table_server.service.tables.settings.stream_queue + 2
     assert not table.connected()[0] and mover in (0, 1)
 
 

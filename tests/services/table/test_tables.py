@@ -65,8 +65,8 @@ async def test_a_stopping_replica_hands_its_tables_over_and_no_match_ends(
             assert isinstance(outcome, ServiceError)
             assert outcome.code in ("shutting_down", "unavailable", "wrong_replica")
         version = max(v.version for p in players for v in p.views)
-        assert any(r.id == second.tables.replica_id for r in await registry.live())
-        assert all(r.id != first.tables.replica_id for r in await registry.live())
+        assert any(r.id == second.service.tables.replica_id for r in await registry.live())
+        assert all(r.id != first.service.tables.replica_id for r in await registry.live())
         for player in players:  # the gateways subscribe again, through the other replica
             player.stub = stub_b
         await play_to_the_end(players)
@@ -86,18 +86,18 @@ async def test_the_sweeper_adopts_a_table_nobody_asks_for(
     second = await start_table_server(store=store, registry=registry, **clocks)
     async with grpc.aio.insecure_channel(first.addr) as a:
         created = await create_table(table_pb2_grpc.TableStub(a), humans=1, bots=1)
-    table = first.tables.live[created.table_id]
+    table = first.service.tables.live[created.table_id]
     async with asyncio.timeout(10):  # the bot moves at once; then the human's clock runs long
         while table.match.turn != 0:
             await asyncio.sleep(0.01)
     await first.stop(0)
     version, state = table.version, table.state.to_json()  # as handed over
     async with asyncio.timeout(10):
-        while created.table_id not in second.tables.live:
+        while created.table_id not in second.service.tables.live:
             await asyncio.sleep(0.02)
-    adopted = second.tables.live[created.table_id]
+    adopted = second.service.tables.live[created.table_id]
     assert adopted.version == version and adopted.state.to_json() == state
-    assert await store.holder(created.table_id) == second.tables.config.owner
+    assert await store.holder(created.table_id) == second.service.tables.config.owner
 
 
 async def test_a_move_id_counts_once_across_a_hand_over(start_table_server: ServerFactory) -> None:
@@ -110,7 +110,7 @@ async def test_a_move_id_counts_once_across_a_hand_over(start_table_server: Serv
     ):
         stub_a, stub_b = table_pb2_grpc.TableStub(a), table_pb2_grpc.TableStub(b)
         created = await create_table(stub_a, humans=2, bots=0)
-        mover = first.tables.live[created.table_id].match.turn
+        mover = first.service.tables.live[created.table_id].match.turn
         request = table_pb2.SubmitMoveRequest(
             table_id=created.table_id,
             token=created.tokens[mover],
@@ -146,7 +146,7 @@ async def test_a_create_repeated_at_another_replica_names_the_owner(
         first = await table_pb2_grpc.TableStub(a).CreateTable(request)
         again = await table_pb2_grpc.TableStub(b).CreateTable(request)
     assert again == first and again.replica == owner.addr
-    assert "t-placed" not in other.tables.live
+    assert "t-placed" not in other.service.tables.live
 
 
 async def test_a_table_that_will_not_rebuild_is_unavailable_not_a_crash(
@@ -194,11 +194,11 @@ async def test_a_lost_lease_among_many_closes_only_that_table(
 ) -> None:
     store = _RenewCalls()
     server = await start_table_server(store=store, decision_ms=600_000)
-    owner = server.tables.config.owner
+    owner = server.service.tables.config.owner
     async with grpc.aio.insecure_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(6)]
-    tables = {tid: server.tables.live[tid] for tid in ids}
+    tables = {tid: server.service.tables.live[tid] for tid in ids}
     lost = ids[2]
     await store.release(lost, owner)  # another replica takes it over
     assert await store.acquire(lost, "replica-x 10.0.0.9:50052", 60_000) is None
@@ -213,6 +213,6 @@ async def test_a_lost_lease_among_many_closes_only_that_table(
             await asyncio.sleep(0.02)
     for tid in ids:
         if tid != lost:
-            assert tables[tid].closed is None and server.tables.live[tid] is tables[tid]
+            assert tables[tid].closed is None and server.service.tables.live[tid] is tables[tid]
             assert await store.holder(tid) == owner
     assert await store.holder(lost) == "replica-x 10.0.0.9:50052"
