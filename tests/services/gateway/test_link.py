@@ -15,9 +15,9 @@ import grpc
 import pytest
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
-from services.bot.server import Running as BotRunning
 from services.common.errors import ServiceError
 from services.common.registry import MemoryRegistry
+from services.common.running import Running as BotRunning
 from services.common.running import Running as TableRunning
 from services.gateway.link import Link, dial
 from services.table.server import create_server as create_table_server
