@@ -23,7 +23,6 @@ from services.common.errors import ServiceError
 from services.gateway.connection import POLICY
 from services.gateway.follow import Follower
 from services.gateway.hosts import HostCheck
-from services.gateway.hub import Hub
 from services.gateway.limits import client_key
 from services.gateway.link import LocalLinks
 from services.gateway.matchmaker import Matchmaker
@@ -31,6 +30,7 @@ from services.gateway.origins import origin_allowed
 from services.gateway.replay_page import replay_routes
 from services.gateway.session import Session
 from services.gateway.settings import GatewaySettings
+from services.gateway.state import Hub
 from services.gateway.static_files import StaticSite
 
 __all__ = ["BUSY", "GOING_AWAY", "create_app", "hub_of"]

@@ -21,11 +21,11 @@ from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, hub_of
 from services.gateway.http_protocol import bounded_http
-from services.gateway.hub import Hub
 from services.gateway.link import LocalLinks
 from services.gateway.matchmaker import Matchmaker
 from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
+from services.gateway.state import Hub
 from services.gateway.ws_protocol import gateway_websocket
 
 __all__ = ["GatewayServer", "create_server", "main", "serve"]

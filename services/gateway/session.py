@@ -28,7 +28,6 @@ from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.connection import POLICY, Connection, ConnectionState
 from services.gateway.follow import FINAL, Follower, Seat, follow
-from services.gateway.hub import REPLACED, Member
 from services.gateway.limits import AbuseCounter, GameLimiter, TokenBucket
 from services.gateway.metrics import Metrics
 from services.gateway.protocol import (
@@ -40,6 +39,7 @@ from services.gateway.protocol import (
 )
 from services.gateway.rematch import Finished, after_match, forget, rematch
 from services.gateway.settings import GatewaySettings
+from services.gateway.state import REPLACED, Member
 from services.gateway.watch import Spectator, refuse_while_watching, watch
 
 __all__ = ["Registry", "Session"]

@@ -12,8 +12,8 @@ import pytest
 from rackcore import Rules, verify
 from rackem.client import Client, ConnectionLost, ServerError, play_match
 from services.common.running import Running
-from services.gateway.hub import REPLACED
 from services.gateway.protocol import schemas
+from services.gateway.state import REPLACED
 from services.table.server import create_server as create_table_server
 
 from .conftest import Services, StartGateway, http_url, table_settings, ws_url
