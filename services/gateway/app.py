@@ -30,10 +30,10 @@ from services.gateway.origins import origin_allowed
 from services.gateway.replay_page import replay_routes
 from services.gateway.session import Session
 from services.gateway.settings import GatewaySettings
-from services.gateway.state import Hub
+from services.gateway.state import GatewayState
 from services.gateway.static_files import StaticSite
 
-__all__ = ["BUSY", "GOING_AWAY", "create_app", "hub_of"]
+__all__ = ["BUSY", "GOING_AWAY", "create_app", "state_of"]
 
 GOING_AWAY = 1001  # close code on shutdown: resume on another gateway
 BUSY = 1013  # close code for a newcomer while full or overloaded: try again shortly
@@ -42,26 +42,26 @@ _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _NOT_FOUND = frozenset({"illegal_move", "not_started", "no_table", "bad_request", "match_over"})
 
 
-def hub_of(app: Starlette) -> Hub:
-    hub: Hub = app.state.hub
-    return hub
+def state_of(app: Starlette) -> GatewayState:
+    state: GatewayState = app.state.gateway
+    return state
 
 
-def _session(hub: Hub, ws: WebSocket) -> Session:
+def _session(state: GatewayState, ws: WebSocket) -> Session:
     """A session given what its commands use, from the gateway's shared parts."""
-    s = hub.settings
-    backends = hub.backends
+    s = state.settings
+    backends = state.backends
     return Session(
         ws,
         client_key(ws.client.host) if ws.client else "",
-        registry=hub,
+        registry=state,
         backends=backends,
         follower=Follower(
-            backends, hub.following, s.resubscribe_tries, s.resubscribe_backoff_s, s.rpc_timeout_s
+            backends, state.following, s.resubscribe_tries, s.resubscribe_backoff_s, s.rpc_timeout_s
         ),
-        metrics=hub.metrics,
-        admission=hub.admission,
-        games=hub.games,
+        metrics=state.metrics,
+        admission=state.admission,
+        games=state.games,
         settings=s,
     )
 
@@ -72,32 +72,32 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 
 @asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
-    hub = hub_of(app)
-    await hub.open()
+    state = state_of(app)
+    await state.open()
     try:
         yield
     finally:
-        await hub.close_all(GOING_AWAY, hub.settings.shutdown_grace_s)
-        await hub.close()
+        await state.close_all(GOING_AWAY, state.settings.shutdown_grace_s)
+        await state.close()
 
 
 async def websocket(ws: WebSocket) -> None:
     """``/ws``: the protocol (``docs/protocol.md``), once the origin and the limits allow."""
-    hub = hub_of(ws.app)
+    state = state_of(ws.app)
     origin_ok = origin_allowed(
-        ws.headers.get("origin"), ws.headers.get("host"), hub.settings.allowed_origins
+        ws.headers.get("origin"), ws.headers.get("host"), state.settings.allowed_origins
     )
-    if not hub.accepting or not origin_ok:
-        await ws.close(POLICY if hub.accepting else GOING_AWAY)
+    if not state.accepting or not origin_ok:
+        await ws.close(POLICY if state.accepting else GOING_AWAY)
         return
     await ws.accept()
-    # Checked after the accept and before the session joins the hub, with no await in
+    # Checked after the accept and before the session joins the registry, with no await in
     # between: concurrent handshakes cannot all slip under the limit together.
-    if not hub.admits():
-        hub.metrics.dropped.labels("busy").inc()  # counted, never logged: floods are big
+    if not state.admits():
+        state.metrics.dropped.labels("busy").inc()  # counted, never logged: floods are big
         await ws.close(BUSY, BUSY_REASON)
         return
-    await _session(hub, ws).run()
+    await _session(state, ws).run()
 
 
 async def healthz(request: Request) -> Response:
@@ -109,8 +109,8 @@ async def readyz(request: Request) -> Response:
     # whether the matchmaker or a table replica answers: every gateway shares those,
     # and taking them all out of the endpoints while the matchmaker restarts would
     # only cut the players off the web client and their running games as well.
-    hub = hub_of(request.app)
-    ready = hub.accepting and not hub.admission.overloaded
+    state = state_of(request.app)
+    ready = state.accepting and not state.admission.overloaded
     return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
 
 
@@ -119,11 +119,11 @@ async def match_record(request: Request) -> Response:
     table_id = request.path_params["table_id"]
     if _TABLE_ID.fullmatch(table_id) is None:
         return _error(404, "not_found", "no finished match with that id")
-    hub = hub_of(request.app)
+    state = state_of(request.app)
     lookup = tb.SummaryRequest(table_id=table_id)
-    timeout = hub.settings.rpc_timeout_s
+    timeout = state.settings.rpc_timeout_s
     try:
-        record, _ = await hub.backends.call_table(
+        record, _ = await state.backends.call_table(
             "", lambda stub: stub.GetRecord(lookup, timeout=timeout)
         )
     except ServiceError as err:
@@ -150,7 +150,7 @@ def create_app(
     ``local_links``, the links to table replicas there; with ``matchmaker``, the
     matchmaker to call. Without them it dials both over gRPC.
     """
-    hub = Hub(settings, local_links, matchmaker)
+    state = GatewayState(settings, local_links, matchmaker)
     static = Path(settings.static_dir) if settings.static_dir else Path(__file__).parent / "static"
     site = StaticSite(static)
     app = Starlette(
@@ -168,5 +168,5 @@ def create_app(
         ],
         lifespan=lifespan,
     )
-    app.state.hub = hub
+    app.state.gateway = state
     return app

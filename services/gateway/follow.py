@@ -49,7 +49,7 @@ class Seat:
 @dataclass(frozen=True, slots=True)
 class Follower:
     """What following a seat uses: the channels, the count of followed tables
-    (``Hub.following``), and how often and how patiently a lost stream is re-opened."""
+    (``GatewayState.following``), and how often and how patiently a lost stream is re-opened."""
 
     backends: Backends
     count: Callable[[str, int], None]

@@ -19,13 +19,13 @@ from services.common.dial import dial_addr
 from services.common.logs import event
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
-from services.gateway.app import GOING_AWAY, create_app, hub_of
+from services.gateway.app import GOING_AWAY, create_app, state_of
 from services.gateway.http_protocol import bounded_http
 from services.gateway.link import LocalLinks
 from services.gateway.matchmaker import Matchmaker
 from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
-from services.gateway.state import Hub
+from services.gateway.state import GatewayState
 from services.gateway.ws_protocol import gateway_websocket
 
 __all__ = ["GatewayServer", "create_server", "main", "serve"]
@@ -37,9 +37,9 @@ class GatewayServer(uvicorn.Server):
     """uvicorn, minus its signal handlers (the caller owns them), closing sockets with 1001
     within ``grace`` seconds."""
 
-    def __init__(self, config: uvicorn.Config, hub: Hub, grace: float) -> None:
+    def __init__(self, config: uvicorn.Config, state: GatewayState, grace: float) -> None:
         super().__init__(config)
-        self._hub = hub
+        self._state = state
         self.grace = grace
 
     @contextlib.contextmanager
@@ -49,7 +49,7 @@ class GatewayServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in getattr(self, "servers", ()):
             server.close()
-        await self._hub.close_all(GOING_AWAY, self.grace)
+        await self._state.close_all(GOING_AWAY, self.grace)
         await super().shutdown(sockets)
 
 
@@ -88,7 +88,7 @@ async def create_server(
     msock = _listen(metrics_host, settings.metrics_port, 16)
     metrics_port = msock.getsockname()[1]
     config = uvicorn.Config(
-        ByPort(app, metrics_app(hub_of(app).metrics), metrics_port),
+        ByPort(app, metrics_app(state_of(app).metrics), metrics_port),
         host=settings.host,
         port=settings.port,
         http=bounded_http(settings.header_timeout_ms / 1000),
@@ -110,7 +110,7 @@ async def create_server(
         raise
     port = sock.getsockname()[1]
     grace = float(config.timeout_graceful_shutdown or 5.0)
-    server = GatewayServer(config, hub_of(app), grace)
+    server = GatewayServer(config, state_of(app), grace)
     task = asyncio.create_task(server.serve(sockets=[sock, msock]))
     while not server.started:
         if task.done():

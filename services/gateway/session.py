@@ -53,7 +53,7 @@ SERVER = "rackem-gateway/1"
 
 
 class Registry(Protocol):
-    """What a session asks of the gateway's registry of connections (``Hub``)."""
+    """What a session asks of the gateway's registry of connections (``GatewayState``)."""
 
     def join(self, member: Member) -> None: ...
     def leave(self, member: Member) -> None: ...

@@ -25,7 +25,7 @@ from services.gateway.settings import GatewaySettings
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["Hub", "Member"]
+__all__ = ["GatewayState", "Member"]
 
 REPLACED = 4001  # close code: this seat was resumed by a newer connection
 
@@ -36,7 +36,9 @@ class Member(Protocol):
     async def closed(self) -> None: ...
 
 
-class Hub:
+class GatewayState:
+    """The gateway process's state, shared by its connections (``app.state.gateway``)."""
+
     def __init__(
         self,
         settings: GatewaySettings,
