@@ -1,4 +1,4 @@
-"""The whole system as separate processes: bot, table replicas, matchmaker, gateway on Redis.
+"""The whole system as separate processes: bot, table replicas, matchmaker, gateways on Redis.
 
 Each service runs as ``rackem serve NAME`` (the same command the container image
 uses) on a free loopback port, configured only by environment variables, and logs
@@ -93,7 +93,10 @@ class Stack:
         self.services[name] = service
         return service
 
-    def build(self, tables: int = 1) -> None:
+    def build(self, tables: int = 1, gateways: int = 1) -> None:
+        """Bot, ``tables`` replicas (``table0``…), matchmaker and ``gateways`` gateways, each
+        with a port and a METRICS_PORT of its own, all on one matchmaker and one Redis (as
+        a Deployment's pods behind a Service): ``gateway`` alone, else ``gateway0``…"""
         common = {"REDIS_URL": self.redis_url, "LOG_LEVEL": "INFO", **self.settings}
         bot = self.add("bot", "bot", common)
         for i in range(tables):
@@ -102,23 +105,29 @@ class Stack:
             table.env["REPLICA_ID"] = f"replica-{i}"
         first_table = self.services["table0"]
         mm = self.add("matchmaker", "matchmaker", {**common, "TABLE_ADDR": first_table.addr})
-        self.add(
-            "gateway",
-            "gateway",
-            {
-                **common,
-                "MATCHMAKER_ADDR": mm.addr,
-                "TABLE_ADDR": first_table.addr,
-                "METRICS_PORT": str(free_port()),
-            },
-        )
+        for i in range(gateways):
+            self.add(
+                "gateway" if gateways == 1 else f"gateway{i}",
+                "gateway",
+                {
+                    **common,
+                    "MATCHMAKER_ADDR": mm.addr,
+                    "TABLE_ADDR": first_table.addr,
+                    "METRICS_PORT": str(free_port()),
+                },
+            )
+
+    @property
+    def gateways(self) -> list[Service]:
+        return [service for service in self.services.values() if service.name == "gateway"]
 
     def start(self, timeout: float = 60.0) -> None:
-        for name, service in self.services.items():
+        for service in self.services.values():
             service.start()
-            if name != "gateway":
+            if service.name != "gateway":
                 self.wait_grpc(service, timeout)
-        self.wait_http(self.url + "/readyz", timeout)
+        for gateway in self.gateways:
+            self.wait_http(gateway, "/readyz", timeout)
 
     def stop(self) -> None:
         for service in reversed(list(self.services.values())):
@@ -126,11 +135,30 @@ class Stack:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.services['gateway'].port}"
+        """The first gateway's."""
+        return self.urls[0]
 
     @property
     def ws(self) -> str:
-        return f"ws://127.0.0.1:{self.services['gateway'].port}/ws"
+        """The first gateway's."""
+        return self.wss[0]
+
+    @property
+    def urls(self) -> list[str]:
+        return [f"http://127.0.0.1:{gateway.port}" for gateway in self.gateways]
+
+    @property
+    def wss(self) -> list[str]:
+        return [f"ws://127.0.0.1:{gateway.port}/ws" for gateway in self.gateways]
+
+    @property
+    def metrics_urls(self) -> dict[str, str]:
+        """Each gateway's /metrics (on its METRICS_PORT), by its name in ``services``."""
+        return {
+            name: f"http://127.0.0.1:{service.env['METRICS_PORT']}/metrics"
+            for name, service in self.services.items()
+            if service.name == "gateway"
+        }
 
     def wait_grpc(self, service: Service, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -148,10 +176,10 @@ class Stack:
             time.sleep(0.1)
         raise TimeoutError(f"{service.name} not serving after {timeout} s")
 
-    def wait_http(self, url: str, timeout: float) -> None:
+    def wait_http(self, gateway: Service, path: str, timeout: float) -> None:
+        url = f"http://127.0.0.1:{gateway.port}{path}"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            gateway = self.services["gateway"]
             if not gateway.alive():
                 raise RuntimeError(f"gateway exited:\n{gateway.log.read_text()[-3000:]}")
             try:
