@@ -4,14 +4,19 @@
     python3 bench/load.py --clients 1 --pace 0 --duration 60        # the single-client ratio
     python3 bench/load.py --clients 1000 --pace 3 --humans-per-table 2 --json
     python3 bench/load.py --stack processes --clients 1000 ...       # a process per service
+    python3 bench/load.py --stack processes --tables 3 --gateways 2 ...   # a bigger fleet
     python3 bench/load.py --url ws://127.0.0.1:8000/ws --server-pid PID ...
         # add --metrics-url http://127.0.0.1:9100/metrics (its METRICS_PORT) for /metrics
 
 By default it starts ``rackem up --port <free> --no-browser`` as a subprocess;
 ``--stack processes`` instead runs every service as its own ``rackem serve`` process
-(``tests/system/stack.py``) on a ``redis-server`` of its own. Either way with
-``GAMES_PER_IP=0`` (every client comes from 127.0.0.1; ``--server-env K=V`` adds
-settings), and it stops them at the end. ``--url`` uses a running gateway instead
+(``tests/system/stack.py``) on a ``redis-server`` of its own, with ``--tables`` table
+replicas and ``--gateways`` gateways (default one each; every gateway on the one
+matchmaker). Client i connects to gateway i mod N, round robin as a load balancer
+spreads connections: with 2 gateways and 2 humans a table, every table has a human on
+each gateway (cross-gateway play: the table's views go out over both gateways' links).
+Either way with ``GAMES_PER_IP=0`` (every client comes from 127.0.0.1; ``--server-env
+K=V`` adds settings), and it stops them at the end. ``--url`` uses a running gateway instead
 (give it ``GAMES_PER_IP=0``). In the same run it starts ``bench/echo_server.py`` (bare
 Starlette + uvicorn, ``websockets-sansio`` as the gateway) and measures its round trip with the
 same client code: one client as fast as it can, then (``--echo-duration``) the same
@@ -37,7 +42,11 @@ Clients run in ``--procs`` worker processes, each one asyncio loop; the worker C
 event-loop lag are printed, so a client-side bottleneck shows. For the servers it
 prints CPU (per move, per client joining and the same less the moves made while
 joining, per process), the time their threads were runnable but waited for a CPU (the
-rest of the machine holding them back), and RSS.
+rest of the machine holding them back), and RSS; the totals sum every process (every
+gateway and replica, the matchmaker, the bot, Redis). Per gateway (its /metrics) the
+moves it answered in the window and their mean time to the table, and its connections
+and tables; per table replica its live tables when the window opened and closed (the
+registry's heartbeats in Redis).
 
 Loopback only; bounded in count (``--clients``) and time (ramp + settle + duration, then every
 connection is closed and the subprocesses are stopped). Prints figures and asserts
@@ -53,6 +62,7 @@ import os
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -74,21 +84,52 @@ GOAL_P99_MS = 100.0
 MEMORY_MIN_CLIENTS = 50  # fewer: allocator noise swamps the per-client figure
 
 
+_SCRAPED = {
+    "rackem_gateway_move_latency_seconds_sum": "sum",
+    "rackem_gateway_move_latency_seconds_count": "count",
+    "rackem_gateway_connections": "connections",
+    "rackem_gateway_tables": "tables",
+}
+
+
 def _gateway_metrics(http: str) -> dict[str, float]:
-    """The gateway's move-latency histogram sum and count at ``http`` (its metrics port's
-    /metrics; empty if not given or unavailable)."""
+    """A gateway's move-latency histogram sum and count, open connections and tables with a
+    seat there, at ``http`` (its metrics port's /metrics; empty if unavailable)."""
     out: dict[str, float] = {}
-    if not http:
-        return out
     try:
         with urllib.request.urlopen(http, timeout=5) as reply:
             text = reply.read().decode()
     except OSError:
         return out
     for line in text.splitlines():
-        for name in ("sum", "count"):
-            if line.startswith(f"rackem_gateway_move_latency_seconds_{name} "):
-                out[name] = float(line.split()[1])
+        name, _, value = line.partition(" ")
+        if name in _SCRAPED:
+            out[_SCRAPED[name]] = float(value)
+    return out
+
+
+def _scrape(urls: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Every gateway's figures, by its name (those that answer)."""
+    return {name: got for name, url in urls.items() if (got := _gateway_metrics(url))}
+
+
+def _gateway_figures(
+    before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """Per gateway, over the window: moves answered, their mean gateway → table time, and
+    the connections and tables there when it opened."""
+    out = {}
+    for name, end in after.items():
+        start = before.get(name, {})
+        if "count" not in end or "count" not in start:
+            continue
+        moves = end["count"] - start["count"]
+        figures = {"moves": moves, "connections": start.get("connections", 0.0)}
+        figures["tables"] = start.get("tables", 0.0)
+        if moves > 0:
+            figures["move_mean_ms"] = (end["sum"] - start["sum"]) / moves * 1000
+        figures["sum_s"] = end["sum"] - start["sum"]
+        out[name] = figures
     return out
 
 
@@ -100,16 +141,30 @@ class Samples:
     begin: Sample  # before the first client connects
     start: Sample  # the window opens
     end: Sample  # the window closes
-    gateway_move_ms: float | None  # mean gateway → table move (over its link) in the window
+    gateways: dict[str, dict[str, float]]  # by gateway, its /metrics over the window
     opened_after: float  # seconds from the first connection to the window's opening
     seated: int  # clients seated (playing, or connected to the echo) when the window opened
+    live_tables: tuple[dict[str, int], dict[str, int]] = ({}, {})  # by replica: open, close
+
+    @property
+    def gateway_move_ms(self) -> float | None:
+        """The mean gateway → table move (over its link) in the window, every gateway's."""
+        moves = sum(g["moves"] for g in self.gateways.values())
+        spent = sum(g["sum_s"] for g in self.gateways.values())
+        return spent / moves * 1000 if moves > 0 else None
 
 
 def run_phase(
-    plan: Plan, procs: int, servers: Processes, scrape: str, profile: str = ""
+    plan: Plan,
+    procs: int,
+    servers: Processes,
+    scrape: dict[str, str],
+    profile: str = "",
+    live_tables: Callable[[], dict[str, int]] | None = None,
 ) -> tuple[Tally, Samples]:
-    """Run the plan's clients; sample the servers, and the gateway's metrics at ``scrape``
-    (a /metrics URL; "": none), and profile them given a prefix."""
+    """Run the plan's clients; sample the servers, each gateway's metrics at ``scrape``
+    (/metrics URLs by gateway), the replicas' live tables (``live_tables``) when the window
+    opens and closes, and profile them given a prefix."""
     begin = servers.sample()
     parts = shares(plan, procs)
     context = multiprocessing.get_context("spawn")
@@ -124,24 +179,25 @@ def run_phase(
         seated, opens = shared.seated.value, time.time()
         shared.opens.value = opens
         spies = record_profiles(servers.pids, plan.duration, profile) if profile else []
-        before = _gateway_metrics(scrape)
+        before = _scrape(scrape)
+        tables_open = live_tables() if live_tables else {}
         while time.time() < opens + plan.duration:
             time.sleep(0.05)
         end = servers.sample()
-        after = _gateway_metrics(scrape)
+        after = _scrape(scrape)
+        tables_close = live_tables() if live_tables else {}
         results = pending.get(timeout=120)
     for spy in spies:  # each stops by itself after the window, then writes its file
         try:
             spy.wait(30)
         except subprocess.TimeoutExpired:
             stop_process(spy)
-    gateway_ms = None
-    if before and after and after["count"] > before["count"]:
-        gateway_ms = (after["sum"] - before["sum"]) / (after["count"] - before["count"]) * 1000
     tally = Tally()
     for result in results:
         tally.merge(result)
-    return tally, Samples(begin, start, end, gateway_ms, opens - plan.t0, seated)
+    gateways = _gateway_figures(before, after)
+    tables = (tables_open, tables_close)
+    return tally, Samples(begin, start, end, gateways, opens - plan.t0, seated, tables)
 
 
 # -- figures ------------------------------------------------------------------------------------
@@ -201,6 +257,17 @@ def summary(plan: Plan, procs: int, tally: Tally, samples: Samples) -> dict[str,
     out |= _server_figures(samples, len(lat), tally.at_start, plan.duration, len(tally.before))
     if samples.gateway_move_ms is not None:
         out["gateway_submit_move_mean_ms"] = round(samples.gateway_move_ms, 3)
+    if len(samples.gateways) > 1:
+        out["gateways"] = {
+            name: {k: round(v, 3) for k, v in g.items() if k != "sum_s"}
+            for name, g in samples.gateways.items()
+        }
+    if samples.live_tables[0] or samples.live_tables[1]:
+        opened, closed = samples.live_tables
+        out["live_tables_by_replica"] = {
+            replica: [opened.get(replica, 0), closed.get(replica, 0)]
+            for replica in sorted(opened.keys() | closed.keys())
+        }
     return out
 
 
@@ -218,6 +285,9 @@ def _server_figures(
     }
     if done:
         out["server_cpu_ms_per_op"] = round(total / done * 1000, 3)
+        out["server_cpu_ms_per_op_by_process"] = {
+            k: round(v / done * 1000, 3) for k, v in cpu.items()
+        }
     if joined >= MEMORY_MIN_CLIENTS:
         ramp = sum(s.start.cpu_since(s.begin).values())
         out["server_cpu_ms_per_client_joining"] = round(ramp / joined * 1000, 2)
@@ -277,8 +347,22 @@ def _text(title: str, s: dict[str, Any]) -> str:
         if "server_kb_per_client" in s:
             text += f" ({s['server_kb_per_client']} KB per client)"
         lines.append(text)
+    if len(s.get("server_cpu_ms_per_op_by_process", {})) > 1:
+        lines.append(
+            f"  server: CPU ms per {unit[:-1]} by process {s['server_cpu_ms_per_op_by_process']}"
+        )
     if "gateway_submit_move_mean_ms" in s:
         lines.append(f"  gateway → table move (link) mean {s['gateway_submit_move_mean_ms']} ms")
+    for name, g in s.get("gateways", {}).items():
+        mean = f", gateway → table mean {g['move_mean_ms']} ms" if "move_mean_ms" in g else ""
+        lines.append(
+            f"  {name}: {g['moves']:.0f} moves{mean}; {g['connections']:.0f} connections and "
+            f"{g['tables']:.0f} tables when the window opened"
+        )
+    if "live_tables_by_replica" in s:
+        lines.append(
+            f"  live tables by replica (window opened, closed): {s['live_tables_by_replica']}"
+        )
     lines.append(
         f"  clients: {s['procs']} process(es), CPU {s['client_cpu_cores']} cores, "
         f"loop lag p99 {s['client_loop_lag_p99_ms']} ms"
@@ -352,6 +436,12 @@ def _arguments() -> argparse.Namespace:
     )
     add("--stack", choices=("up", "processes"), default="up", help="what to start (default up)")
     add("--tables", type=int, default=1, help="table replicas with --stack processes")
+    add(
+        "--gateways",
+        type=int,
+        default=1,
+        help="gateways with --stack processes; client i connects to gateway i mod N",
+    )
     add("--url", help="an existing gateway instead (give it GAMES_PER_IP=0)")
     add("--metrics-url", default="", help="with --url: its /metrics (on its METRICS_PORT)")
     add("--server-pid", type=int, action="append", default=[], help="with --url: for CPU/RSS")
@@ -384,6 +474,10 @@ def _arguments() -> argparse.Namespace:
         raise SystemExit("want 1 ≤ --humans-per-table ≤ --players ≤ 4 and --clients ≥ 1")
     if args.clients > 20_000 or args.duration > 3_600:
         raise SystemExit("bounded: at most 20,000 clients and 3,600 s")
+    if not (1 <= args.tables <= 16 and 1 <= args.gateways <= 16):
+        raise SystemExit("want 1 ≤ --tables ≤ 16 and 1 ≤ --gateways ≤ 16")
+    if (args.tables > 1 or args.gateways > 1) and (args.stack != "processes" or args.url):
+        raise SystemExit("--tables and --gateways are for --stack processes")
     return args
 
 
@@ -402,18 +496,24 @@ def main() -> None:
     servers: Servers | None = None
     echo, echo_url = start_echo()
     try:
+        live_tables: Callable[[], dict[str, int]] | None = None
+        urls: tuple[str, ...]
         if args.url:
-            url, metrics_url = ws_url(args.url), args.metrics_url
+            urls = (ws_url(args.url),)
+            metrics_urls = {"gateway": args.metrics_url} if args.metrics_url else {}
             pids = {f"pid {pid}": pid for pid in args.server_pid}
-            report["server"] = f"{url} (given)"
+            report["server"] = f"{urls[0]} (given)"
         else:
-            servers = start_servers(args.stack, _parse_env(args.server_env), args.tables)
-            url, pids, metrics_url = servers.url, servers.pids, servers.metrics_url
+            servers = start_servers(
+                args.stack, _parse_env(args.server_env), args.tables, args.gateways
+            )
+            urls, pids, metrics_urls = tuple(servers.urls), servers.pids, servers.metrics_urls
+            live_tables = servers.live_tables
             report["server"] = f"{args.stack}: {', '.join(pids)} (started by bench/load.py)"
         echo_proc = Processes({"echo": echo.pid})
         base = Plan(
             mode="echo",
-            url=echo_url,
+            urls=(echo_url,),
             clients=1,
             pace=0.0,
             players=args.players,
@@ -425,7 +525,7 @@ def main() -> None:
             duration=5.0,
             seed=args.seed,
         )
-        report["echo_1_client"] = summary(base, 1, *run_phase(base, 1, echo_proc, ""))
+        report["echo_1_client"] = summary(base, 1, *run_phase(base, 1, echo_proc, {}))
         if args.echo_duration > 0 and (args.clients > 1 or args.pace > 0):
             plan = replace(
                 base,
@@ -436,12 +536,12 @@ def main() -> None:
                 duration=args.echo_duration,
                 settle=args.settle,
             )
-            same_load = run_phase(plan, procs, echo_proc, "")
+            same_load = run_phase(plan, procs, echo_proc, {})
             report["echo_same_load"] = summary(plan, procs, *same_load)
         plan = replace(
             base,
             mode="game",
-            url=url,
+            urls=urls,
             clients=args.clients,
             pace=args.pace,
             humans=args.humans_per_table,
@@ -451,7 +551,9 @@ def main() -> None:
             paired_echo=echo_url if paired else "",
             settle=args.settle,
         )
-        measured = run_phase(plan, procs, Processes(pids), metrics_url, args.profile or "")
+        measured = run_phase(
+            plan, procs, Processes(pids), metrics_urls, args.profile or "", live_tables
+        )
         report["stack"] = summary(plan, procs, *measured)
     finally:
         if servers is not None:

@@ -47,7 +47,7 @@ _UNREAD = frozenset({"rate_limited", "bad_frame"})
 @dataclass(frozen=True, slots=True)
 class Plan:
     mode: str  # "game" or "echo"
-    url: str
+    urls: tuple[str, ...]  # client i connects to urls[i % len(urls)] (its gateway)
     clients: int
     pace: float
     players: int
@@ -180,6 +180,9 @@ class Player:
         self.group = group  # one code queue per joiner of this client's table
         self.rnd = random.Random(plan.seed * 1_000_003 + index)
         self.name = f"Load{index % 100_000}"
+        # Round robin over the gateways, as a balancer spreads connections: with 2 gateways
+        # and 2 humans a table, its humans are on different gateways.
+        self.url = plan.urls[index % len(plan.urls)]
         self.echo_client: Client | None = None
 
     async def think(self) -> None:
@@ -191,7 +194,7 @@ class Player:
         await _sleep_until(plan.t0 + plan.ramp * self.index / max(1, plan.clients))
         refusals = 0  # in a row: turned away while the server is busy, backing off
         while not self.window.over():
-            client = Client(plan.url, client="rackem-load/1")
+            client = Client(self.url, client="rackem-load/1")
             try:
                 await client.connect(hello=plan.mode == "game")
                 self.tally.connected += 1

@@ -1,7 +1,8 @@
 """The servers ``bench/load.py`` measures: start them, sample their processes, stop them.
 
 - ``rackem up`` in one process (the default), or every service as its own process
-  (``rackem serve NAME``, as ``tests/system/stack.py`` runs them) on a Redis of its own;
+  (``rackem serve NAME``, as ``tests/system/stack.py`` runs them) on a Redis of its own,
+  with any number of table replicas and gateways;
 - the bare echo server (``bench/echo_server.py``);
 - per process, from ``/proc``: CPU seconds, seconds spent runnable but waiting for a
   CPU (``schedstat``: how much the rest of the machine held it back), and RSS.
@@ -9,6 +10,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import os
@@ -27,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import redis
+import redis.asyncio as aioredis
+
+from services.common.registry import RedisRegistry
 
 __all__ = [
     "Processes",
@@ -78,17 +83,31 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 
 @dataclass
 class Servers:
-    """What ``start_servers`` started: the gateway's URL, its /metrics URL (on its metrics
-    port) and the processes by name."""
+    """What ``start_servers`` started: each gateway's WebSocket URL and /metrics URL (on its
+    metrics port, by the gateway's process name), the processes by name, and the Redis URL
+    ("": none)."""
 
-    url: str
-    metrics_url: str = ""
+    urls: list[str] = field(default_factory=list)
+    metrics_urls: dict[str, str] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     stoppers: list[contextlib.ExitStack] = field(default_factory=list)
+    redis_url: str = ""
+
+    @property
+    def url(self) -> str:
+        """The first gateway's."""
+        return self.urls[0]
 
     @property
     def pids(self) -> dict[str, int]:
         return {name: process.pid for name, process in self.processes.items()}
+
+    def live_tables(self) -> dict[str, int]:
+        """Live tables by table replica, as each last heartbeat them into the registry
+        (empty without Redis)."""
+        if not self.redis_url:
+            return {}
+        return asyncio.run(_live_tables(self.redis_url))
 
     def stop(self) -> None:
         for stack in reversed(self.stoppers):
@@ -97,12 +116,13 @@ class Servers:
             stop_process(process)
 
 
-def start_servers(kind: str, env: dict[str, str], tables: int = 1) -> Servers:
-    """``kind`` "up": ``rackem up``; "processes": each service its own process on Redis."""
+def start_servers(kind: str, env: dict[str, str], tables: int = 1, gateways: int = 1) -> Servers:
+    """``kind`` "up": ``rackem up``; "processes": each service its own process on Redis,
+    ``tables`` table replicas and ``gateways`` gateways."""
     settings = {"GAMES_PER_IP": "0", "LOG_LEVEL": "WARNING", **env}
     if kind == "up":
         return _start_up(settings)
-    return _start_processes(settings, tables)
+    return _start_processes(settings, tables, gateways)
 
 
 def _start_up(settings: dict[str, str]) -> Servers:
@@ -119,7 +139,9 @@ def _start_up(settings: dict[str, str]) -> Servers:
         stdin=subprocess.DEVNULL,
     )
     metrics_url = f"http://{LOCAL}:{metrics_port}/metrics"
-    servers = Servers(f"ws://{LOCAL}:{port}/ws", metrics_url, {"rackem up": process})
+    servers = Servers(
+        [f"ws://{LOCAL}:{port}/ws"], {"rackem up": metrics_url}, {"rackem up": process}
+    )
     try:
         _wait_ready(f"http://{LOCAL}:{port}/readyz", [process], READY_TIMEOUT_S)
     except BaseException:
@@ -128,16 +150,17 @@ def _start_up(settings: dict[str, str]) -> Servers:
     return servers
 
 
-def _start_processes(settings: dict[str, str], tables: int) -> Servers:
+def _start_processes(settings: dict[str, str], tables: int, gateways: int) -> Servers:
     """Redis (``redis-server``, durable as deployed: AOF fsynced every second, a password)
-    and ``tests/system/stack.py``'s services."""
+    and ``tests/system/stack.py``'s services: every gateway on the one matchmaker, every
+    table replica in its registry."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     # The system tests' runner; loaded by name, so these figures never type-check the tests.
     stack_class: Any = importlib.import_module("tests.system.stack").Stack
 
     cleanup = contextlib.ExitStack()
-    servers = Servers("", stoppers=[cleanup])
+    servers = Servers(stoppers=[cleanup])
     try:
         workdir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="rackem-load-")))
         redis_port = free_port()
@@ -153,17 +176,15 @@ def _start_processes(settings: dict[str, str], tables: int) -> Servers:
         )
         servers.processes["redis"] = redis
         _wait_redis(redis_port, password, redis)
-        stack = stack_class(workdir, f"redis://:{password}@{LOCAL}:{redis_port}/0", settings)
-        stack.build(tables=tables)
+        servers.redis_url = f"redis://:{password}@{LOCAL}:{redis_port}/0"
+        stack = stack_class(workdir, servers.redis_url, settings)
+        stack.build(tables=tables, gateways=gateways)
         cleanup.callback(stack.stop)
         stack.start(READY_TIMEOUT_S)
         for name, service in stack.services.items():
             assert service.process is not None
             servers.processes[name] = service.process
-        servers.url = stack.ws
-        servers.metrics_url = (
-            f"http://{LOCAL}:{stack.services['gateway'].env['METRICS_PORT']}/metrics"
-        )
+        servers.urls, servers.metrics_urls = stack.wss, stack.metrics_urls
     except BaseException:
         servers.stop()
         raise
@@ -183,6 +204,16 @@ def _wait_redis(port: int, password: str, process: subprocess.Popen[bytes]) -> N
                 return
         time.sleep(0.1)
     raise SystemExit("redis-server did not answer")
+
+
+async def _live_tables(url: str) -> dict[str, int]:
+    client = aioredis.from_url(url, decode_responses=True)
+    try:
+        return {replica.id: replica.load for replica in await RedisRegistry(client).live()}
+    except redis.RedisError:
+        return {}
+    finally:
+        await client.aclose()
 
 
 def start_echo() -> tuple[subprocess.Popen[bytes], str]:
