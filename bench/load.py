@@ -309,6 +309,18 @@ def _server_figures(
     return out
 
 
+def _idle_cpu(before: Sample, after: Sample) -> dict[str, Any]:
+    """The servers' CPU with no client (their fixed cost: heartbeats, lease renewals,
+    timers), in cores, over the echo phases."""
+    cpu, seconds = after.cpu_since(before), after.at - before.at
+    if not cpu or seconds <= 0:
+        return {}
+    return {
+        "server_idle_cpu_cores": round(sum(cpu.values()) / seconds, 3),
+        "server_idle_cpu_cores_by_process": {k: round(v / seconds, 3) for k, v in cpu.items()},
+    }
+
+
 def _text(title: str, s: dict[str, Any]) -> str:
     unit = "moves" if "moves" in s else "round trips"
     lines = [
@@ -351,6 +363,11 @@ def _text(title: str, s: dict[str, Any]) -> str:
         lines.append(
             f"  server: CPU ms per {unit[:-1]} by process {s['server_cpu_ms_per_op_by_process']}"
         )
+    if "server_idle_cpu_cores" in s:
+        idle = s["server_idle_cpu_cores_by_process"]
+        text = "  server idle (no clients, while the echo was timed): CPU "
+        text += f"{s['server_idle_cpu_cores']} cores" + (f" {idle}" if len(idle) > 1 else "")
+        lines.append(text)
     if "gateway_submit_move_mean_ms" in s:
         lines.append(f"  gateway → table move (link) mean {s['gateway_submit_move_mean_ms']} ms")
     for name, g in s.get("gateways", {}).items():
@@ -511,6 +528,7 @@ def main() -> None:
             live_tables = servers.live_tables
             report["server"] = f"{args.stack}: {', '.join(pids)} (started by bench/load.py)"
         echo_proc = Processes({"echo": echo.pid})
+        idle_from = Processes(pids).sample()  # the servers, idle while the echo is timed
         base = Plan(
             mode="echo",
             urls=(echo_url,),
@@ -551,10 +569,11 @@ def main() -> None:
             paired_echo=echo_url if paired else "",
             settle=args.settle,
         )
+        idle = _idle_cpu(idle_from, Processes(pids).sample())
         measured = run_phase(
             plan, procs, Processes(pids), metrics_urls, args.profile or "", live_tables
         )
-        report["stack"] = summary(plan, procs, *measured)
+        report["stack"] = summary(plan, procs, *measured) | idle
     finally:
         if servers is not None:
             servers.stop()
