@@ -30,6 +30,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from services.common import eager
+from services.common.lean_sync import Event, Queue
 from services.common.logs import event
 from services.gateway.metrics import Metrics
 from services.gateway.protocol import encode
@@ -72,11 +73,11 @@ class Connection:
         self._metrics = metrics
         self._hello_timeout_s = hello_timeout_s
         self._hello_timer: asyncio.TimerHandle | None = None
-        self._outbox: asyncio.Queue[str | int] = asyncio.Queue(maxsize=queue)
+        self._outbox: Queue[str | int] = Queue(maxsize=queue)
         self._sender: asyncio.Task[None] | None = None
         self._sender_idle = False  # the send loop waits with nothing queued
         self._in_flight: asyncio.Future[None] | None = None  # a direct write still under way
-        self._done = asyncio.Event()
+        self._done = Event()
 
     async def run(
         self,

@@ -43,14 +43,17 @@ class AbuseCounter:
         self._limit = limit
         self._window = window
         self._clock = clock
-        self._strikes: deque[float] = deque()
+        self._strikes: deque[float] | None = None  # made by the first strike: most never strike
 
     def strike(self) -> bool:
         now = self._clock()
-        self._strikes.append(now)
-        while self._strikes and self._strikes[0] <= now - self._window:
-            self._strikes.popleft()
-        return len(self._strikes) >= self._limit
+        if self._strikes is None:
+            self._strikes = deque()
+        strikes = self._strikes
+        strikes.append(now)
+        while strikes and strikes[0] <= now - self._window:
+            strikes.popleft()
+        return len(strikes) >= self._limit
 
 
 class GameLimiter:

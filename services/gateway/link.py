@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
@@ -22,6 +21,7 @@ import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import CODES, ServiceError, from_rpc_error
+from services.common.lean_sync import Event
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
@@ -91,8 +91,9 @@ class Subscription:
     ) -> None:
         self._on_close = on_close
         self._on_view = on_view
-        self._views: deque[game_pb2.TableView] = deque()
-        self._wake = asyncio.Event()
+        # lean_sync's Event and a list: no deques (~760 bytes each) per seat
+        self._views: list[game_pb2.TableView] = []
+        self._wake = Event()
         self._over = False
         self._error: BaseException | None = None
 
@@ -134,7 +135,7 @@ class Subscription:
                 raise StopAsyncIteration
             self._wake.clear()
             await self._wake.wait()
-        return self._views.popleft()
+        return self._views.pop(0)
 
     def close(self) -> None:
         """Stop the views (the replica lets go of the seat's subscription)."""

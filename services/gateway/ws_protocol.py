@@ -14,15 +14,21 @@ and the client (if it read again) saw the connection end without a code. Here a 
 goes out at once, behind what is already buffered: a client that reads again gets all
 of it, then the close code. And a client that does not read its close frame within
 ``close_grace_s`` is cut off (uvicorn would wait for the buffer to drain for ever).
+
+And it is lighter per connection (docs/performance.md, *Memory*): its inbox and its
+``writable`` flag are ``services/common/lean_sync.py``'s (no deques), and the handshake's
+request and response (headers and all) are let go once the handshake is answered.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from uvicorn._types import ASGISendEvent
+from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
+
+from services.common.lean_sync import Event, Queue
 
 __all__ = ["INVALID_TEXT", "GatewayWebSocket", "gateway_websocket"]
 
@@ -33,6 +39,16 @@ _REASON = "text frames are UTF-8"
 class GatewayWebSocket(WebSocketsSansIOProtocol):
     close_grace_s = 5.0
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # uvicorn uses put_nowait/get/empty of its queue and set/clear/wait/is_set of
+        # writable, which lean_sync's classes have with asyncio's semantics.
+        inbox: Queue[ASGIReceiveEvent] = Queue()
+        writable = Event()
+        writable.set()
+        self.queue = inbox  # type: ignore[assignment]
+        self.writable = writable  # type: ignore[assignment]
+
     async def send(self, message: ASGISendEvent) -> None:
         closing = message["type"] == "websocket.close" and self.handshake_complete
         if closing and not self.writable.is_set() and not self.close_sent:
@@ -41,6 +57,9 @@ class GatewayWebSocket(WebSocketsSansIOProtocol):
         await super().send(message)
         if closing:
             self._cut_after_grace()
+        elif self.handshake_complete and self.response is not None:
+            # Answered: uvicorn reads neither again; the app keeps its scope's headers.
+            self.request = self.response = None  # type: ignore[assignment]
 
     def _close_now(self, message: Any) -> None:
         if self.conn.state is State.OPEN:

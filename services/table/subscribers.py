@@ -12,12 +12,11 @@ without ``notify`` awaits ``next`` instead, woken by an event.
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
 from collections.abc import Callable
 
 from services._gen.rackem.v1 import game_pb2
 from services.common.errors import ServiceError
+from services.common.lean_sync import Event
 
 __all__ = ["Subscriber"]
 
@@ -26,8 +25,10 @@ class Subscriber:
     def __init__(self, seat: int, limit: int, notify: Callable[[], None] | None = None) -> None:
         self.seat = seat
         self._limit = limit
-        self._views: deque[game_pb2.TableView] = deque()
-        self._wake = asyncio.Event()
+        # A list, not a deque: it holds a view or two at a time (a deque's first block
+        # alone is ~760 bytes), and the Event is lean_sync's for the same reason.
+        self._views: list[game_pb2.TableView] = []
+        self._wake = Event()
         self._signal = notify or self._wake.set
         self._ended = False
         self._error: ServiceError | None = None
@@ -76,4 +77,4 @@ class Subscriber:
                 return None
             self._wake.clear()
             await self._wake.wait()
-        return self._views.popleft()
+        return self._views.pop(0)

@@ -23,6 +23,7 @@ from redis.exceptions import OutOfMemoryError
 from rackcore import SPECTATOR, Match, Move, RackError, Rules, observe, to_log
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError, from_rack
+from services.common.lean_sync import Event
 from services.common.logs import event
 from services.common.redis_client import NotReplicated, is_outage
 from services.convert import move_from_pb
@@ -79,7 +80,7 @@ class Table:
         self.config = config
         self.live = live  # False: a finished table read back from the store
         self.lock = asyncio.Lock()
-        self.changed = asyncio.Event()  # set on every change; the driver waits on it
+        self.changed = Event()  # set on every change; the driver waits on it
         # When (monotonic) the lease was last renewed, or taken: an append or a save sent
         # then renewed it, so the renewal round leaves a busy table out.
         self.lease_renewed = time.monotonic()
