@@ -33,7 +33,7 @@ from services.gateway.settings import GatewaySettings
 from services.gateway.state import GatewayState
 from services.gateway.static_files import StaticSite
 
-__all__ = ["BUSY", "GOING_AWAY", "create_app", "state_of"]
+__all__ = ["BUSY", "GOING_AWAY", "create_app", "state_of", "websocket"]
 
 GOING_AWAY = 1001  # close code on shutdown: resume on another gateway
 BUSY = 1013  # close code for a newcomer while full or overloaded: try again shortly

@@ -19,12 +19,13 @@ from services.common.dial import dial_addr
 from services.common.logs import event
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
-from services.gateway.app import GOING_AWAY, create_app, state_of
+from services.gateway.app import GOING_AWAY, create_app, state_of, websocket
 from services.gateway.http_protocol import bounded_http
 from services.gateway.link import LocalLinks
 from services.gateway.matchmaker import Matchmaker
 from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
+from services.gateway.socket_first import SocketFirst
 from services.gateway.state import GatewayState
 from services.gateway.ws_protocol import gateway_websocket
 
@@ -88,7 +89,11 @@ async def create_server(
     msock = _listen(metrics_host, settings.metrics_port, 16)
     metrics_port = msock.getsockname()[1]
     config = uvicorn.Config(
-        ByPort(app, metrics_app(state_of(app).metrics), metrics_port),
+        ByPort(
+            SocketFirst(app, "/ws", websocket, settings.allowed_hosts),
+            metrics_app(state_of(app).metrics),
+            metrics_port,
+        ),
         host=settings.host,
         port=settings.port,
         http=bounded_http(settings.header_timeout_ms / 1000),

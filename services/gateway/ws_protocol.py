@@ -58,7 +58,10 @@ class GatewayWebSocket(WebSocketsSansIOProtocol):
         if closing:
             self._cut_after_grace()
         elif self.handshake_complete and self.response is not None:
-            # Answered: uvicorn reads neither again; the app keeps its scope's headers.
+            # Answered: uvicorn reads neither again (the app has the scope's copy of the
+            # headers). websockets' parser keeps the request, as a local of its generator,
+            # for the connection's life: its headers are emptied.
+            self.request.headers.clear()
             self.request = self.response = None  # type: ignore[assignment]
 
     def _close_now(self, message: Any) -> None:
