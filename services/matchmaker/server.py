@@ -1,4 +1,4 @@
-"""The ``rackem.v1.Matchmaker`` gRPC service: ``create_server``, ``serve``, ``main``.
+"""The matchmaker's process: ``create_server`` → ``Running``, ``serve``, ``main``.
 
 ``create_server(settings, store=None, registry=None)`` builds what it is not given: the
 Redis store and registry from ``REDIS_URL``, or the memory ones when it is unset.
@@ -10,25 +10,19 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from functools import partial
-from typing import Any, TypeVar
+from collections.abc import Mapping
 
-import grpc
-
-from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common import logs, loop, running
 from services.common.archive import Archive, data_file
 from services.common.dial import dial_addr
-from services.common.errors import ServiceError, abort
 from services.common.grpc_server import add_health, bind, new_server, set_serving
 from services.common.logs import event
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
-from services.matchmaker.calls import MatchmakerCalls, internal_error
+from services.matchmaker.calls import MatchmakerCalls
 from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.hub import Hub
 from services.matchmaker.memory_store import MemoryStore
@@ -36,97 +30,18 @@ from services.matchmaker.placement import CreateTable, Placer
 from services.matchmaker.records import Timings
 from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.service import Matchmaker
+from services.matchmaker.servicer import SERVICE_NAME, MatchmakerServicer
 from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
 
 __all__ = ["SERVICE_NAME", "create_server", "main", "serve"]
 
-SERVICE_NAME = "rackem.v1.Matchmaker"
 log = logging.getLogger("rackem.matchmaker")
-T = TypeVar("T")
-Context = grpc.aio.ServicerContext[Any, Any]
 
 
 def _wall_ms() -> int:
     return int(time.time() * 1000)
-
-
-class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
-    """The calls over gRPC: a refusal aborts the call with its code (``abort``)."""
-
-    def __init__(self, calls: MatchmakerCalls) -> None:
-        self._calls = calls
-
-    async def _call(self, rpc: str, context: Context, work: Callable[[], Awaitable[T]]) -> T:
-        try:
-            return await work()
-        except ServiceError as err:
-            failure = err
-        except Exception as exc:
-            failure = internal_error(rpc, exc)
-        await abort(context, failure)
-
-    async def QuickMatch(self, request: pb.QuickMatchRequest, context: Context) -> pb.Seated:
-        return await self._call("QuickMatch", context, partial(self._calls.quick_match, request))
-
-    async def CreateTable(self, request: pb.CreatePrivateRequest, context: Context) -> pb.Seated:
-        return await self._call("CreateTable", context, partial(self._calls.create_table, request))
-
-    async def JoinByCode(self, request: pb.JoinRequest, context: Context) -> pb.Seated:
-        return await self._call("JoinByCode", context, partial(self._calls.join_by_code, request))
-
-    async def Start(self, request: pb.TokenRequest, context: Context) -> pb.Lobby:
-        return await self._call("Start", context, partial(self._calls.start, request))
-
-    async def Leave(self, request: pb.TokenRequest, context: Context) -> pb.Lobby:
-        return await self._call("Leave", context, partial(self._calls.leave, request))
-
-    async def Locate(self, request: pb.TokenRequest, context: Context) -> pb.Seated:
-        return await self._call("Locate", context, partial(self._calls.locate, request))
-
-    async def GetLobby(self, request: pb.LobbyRequest, context: Context) -> pb.Lobby:
-        return await self._call("GetLobby", context, partial(self._calls.get_lobby, request))
-
-    async def WatchLobby(
-        self, request: pb.TokenRequest, context: Context
-    ) -> AsyncIterator[pb.Lobby]:
-        lobbies = self._calls.watch_lobby(request)
-        while True:
-            lobby = await self._call("WatchLobby", context, partial(_next_lobby, lobbies))
-            if lobby is None:
-                return
-            yield lobby
-
-    async def WatchCode(
-        self, request: pb.LobbyRequest, context: Context
-    ) -> AsyncIterator[pb.Lobby]:
-        lobbies = self._calls.watch_code(request)
-        while True:
-            lobby = await self._call("WatchCode", context, partial(_next_lobby, lobbies))
-            if lobby is None:
-                return
-            yield lobby
-
-    async def Rematch(self, request: pb.TokenRequest, context: Context) -> pb.Seated:
-        return await self._call("Rematch", context, partial(self._calls.rematch, request))
-
-    async def WatchRematch(
-        self, request: pb.TokenRequest, context: Context
-    ) -> AsyncIterator[pb.Lobby]:
-        lobbies = self._calls.watch_rematch(request)
-        while True:
-            lobby = await self._call("WatchRematch", context, partial(_next_lobby, lobbies))
-            if lobby is None:
-                return
-            yield lobby
-
-
-async def _next_lobby(lobbies: AsyncIterator[pb.Lobby]) -> pb.Lobby | None:
-    try:
-        return await anext(lobbies)
-    except StopAsyncIteration:
-        return None
 
 
 async def _end(task: asyncio.Task[None]) -> None:
