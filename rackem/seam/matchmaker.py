@@ -24,7 +24,7 @@ from google.protobuf.message import Message
 
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError
-from services.matchmaker.calls import MatchmakerCalls, internal_error
+from services.matchmaker.service import MatchmakerCalls, internal_error
 
 __all__ = ["LobbyStream", "LocalMatchmaker"]
 

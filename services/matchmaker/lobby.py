@@ -8,7 +8,7 @@ from __future__ import annotations
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.convert import rules_to_pb
 from services.matchmaker.records import TableRecord
-from services.matchmaker.service import Seating
+from services.matchmaker.seating import Seating
 
 __all__ = ["lobby_to_pb", "seated_to_pb"]
 

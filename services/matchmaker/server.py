@@ -22,14 +22,14 @@ from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
-from services.matchmaker.calls import MatchmakerCalls
 from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.hub import Hub
 from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.placement import CreateTable, Placer
 from services.matchmaker.records import Timings
 from services.matchmaker.redis_store import RedisStore
-from services.matchmaker.service import Matchmaker
+from services.matchmaker.seating import Matchmaker
+from services.matchmaker.service import MatchmakerCalls
 from services.matchmaker.servicer import SERVICE_NAME, MatchmakerServicer
 from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.starter import Starter

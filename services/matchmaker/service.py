@@ -1,262 +1,85 @@
-"""The matchmaker's operations, independent of gRPC: quick match, private tables, seat
-tokens, starts and lobby watching. ``server.py`` adapts them to ``rackem.v1.Matchmaker``."""
+"""The ``rackem.v1.Matchmaker`` calls on protobuf messages, apart from any transport.
+
+The gRPC servicer (``server.py``) and the in-process stub (``local.py``) both answer
+through these, so a call means the same whichever way it arrives. Each raises
+``ServiceError`` for a refusal; the transport turns that into what its caller reads.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import suppress
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 
-from rackcore import Rules
+from rackcore import RulesError
+from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError
-from services.common.logs import event
-from services.matchmaker.codes import CodeSource, normalize_code
-from services.matchmaker.hub import Hub
-from services.matchmaker.ids import hash_token, new_table_id, new_token, normalize_token
-from services.matchmaker.names import clean_name
-from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, Timings
-from services.matchmaker.settings import LEVELS
-from services.matchmaker.starter import Starter
-from services.matchmaker.store import Store
+from services.common.unexpected import refusal_for
+from services.convert import rules_from_pb
+from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
+from services.matchmaker.records import TableRecord
+from services.matchmaker.seating import Matchmaker
 
-__all__ = ["CODE_ATTEMPTS", "Matchmaker", "Seating"]
+__all__ = ["MatchmakerCalls", "internal_error"]
 
 log = logging.getLogger("rackem.matchmaker")
 
-CODE_ATTEMPTS = 20  # fresh codes tried before giving up (1 in 10^9 each to collide)
+
+def internal_error(rpc: str, exc: Exception) -> ServiceError:
+    """The refusal a caller gets for an unexpected failure of ``rpc``: ``unavailable``
+    while Redis is unreachable, else ``internal``; logged (services/common/unexpected.py)."""
+    return refusal_for(log, rpc, exc)
 
 
-@dataclass(frozen=True, slots=True)
-class Seating:
-    """A seat token and where it sits now."""
+class MatchmakerCalls:
+    def __init__(self, matchmaker: Matchmaker) -> None:
+        self._mm = matchmaker
 
-    token: str
-    seat: int
-    record: TableRecord
+    async def quick_match(self, request: pb.QuickMatchRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.quick_match(request.name, request.players))
 
-
-def _bad_token() -> ServiceError:
-    return ServiceError("bad_token", "unknown or expired seat token")
-
-
-class Matchmaker:
-    def __init__(
-        self,
-        store: Store,
-        starter: Starter,
-        hub: Hub,
-        timings: Timings,
-        *,
-        level: str,
-        codes: CodeSource,
-        clock: Callable[[], int],
-        watch_poll_s: float,
-    ) -> None:
-        self._store = store
-        self._starter = starter
-        self._hub = hub
-        self._timings = timings
-        self._level = level
-        self._codes = codes
-        self._clock = clock
-        self._watch_poll_s = watch_poll_s
-
-    # -- sitting down ----------------------------------------------------------------------
-
-    async def quick_match(self, name: str, players: int) -> Seating:
-        sitter, token = self._sitter(name)
-        if players not in (2, 3, 4):
-            raise ServiceError("bad_request", "players must be 2, 3 or 4")
-        rules = Rules(players=players)
-        for _ in range(CODE_ATTEMPTS):
-            table = NewTable(new_table_id(), self._codes(), True, rules, self._level, -1)
-            placed = await self._store.quick_join(
-                table, sitter, self._clock(), self._timings, self._starter.owner
-            )
-            if placed is not None:
-                if placed.table_id == table.id:
-                    event(log, "table_opened", table=table.id, players=players, public=True)
-                return await self._seated(token, placed)
-        raise self._no_code()
-
-    async def create_private(
-        self, name: str, rules: Rules, level: str, start_now: bool, spectators: bool = False
-    ) -> Seating:
-        sitter, token = self._sitter(name)
-        level = level or self._level
-        if level not in LEVELS:
-            raise ServiceError("bad_request", f"level must be one of {', '.join(LEVELS)}")
-        for _ in range(CODE_ATTEMPTS):
-            table = NewTable(new_table_id(), self._codes(), False, rules, level, 0, spectators)
-            owner = self._starter.owner if start_now else None
-            placed = await self._store.create_private(
-                table, sitter, self._clock(), self._timings, owner
-            )
-            if placed is None:
-                continue
-            event(log, "table_opened", table=table.id, players=rules.players, public=False)
-            if placed.start:  # a new game against the computer: no replica → no game
-                record = await self._starter.start(placed.record, "close")
-                return Seating(token, placed.seat, record)
-            return Seating(token, placed.seat, placed.record)
-        raise self._no_code()
-
-    async def join(self, code: str, name: str) -> Seating:
-        sitter, token = self._sitter(name)
-        normal = normalize_code(code)
-        if normal is None:
-            raise ServiceError("no_code", "no waiting table has that code")
-        placed = await self._store.join_code(
-            normal, sitter, self._clock(), self._timings, self._starter.owner
+    async def create_table(self, request: pb.CreatePrivateRequest) -> pb.Seated:
+        try:
+            rules = rules_from_pb(request.rules)
+        except RulesError as exc:
+            raise ServiceError("bad_rules", str(exc)) from None
+        if request.spectators not in ("", "off", "public"):
+            raise ServiceError("bad_request", "spectators is off or public")
+        seating = await self._mm.create_private(
+            request.name, rules, request.level, request.start_now, request.spectators == "public"
         )
-        return await self._seated(token, placed)
+        return seated_to_pb(seating)
 
-    def _sitter(self, name: str) -> tuple[Sitter, str]:
-        token = new_token()
-        return Sitter(clean_name(name), hash_token(token)), token
+    async def join_by_code(self, request: pb.JoinRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.join(request.code, request.name))
 
-    @staticmethod
-    def _no_code() -> ServiceError:
-        event(log, "codes_exhausted", logging.ERROR, attempts=CODE_ATTEMPTS)
-        return ServiceError("unavailable", "no room code is free right now; try again")
+    async def start(self, request: pb.TokenRequest) -> pb.Lobby:
+        return lobby_to_pb(await self._mm.start(request.token))
 
-    async def _seated(self, token: str, placed: Placed) -> Seating:
-        """The seating after a sit-down; a table made full starts now, as far as it can."""
-        record = placed.record
-        if placed.start:
-            try:
-                record = await self._starter.start(record, "retry")
-            except ServiceError:  # logged; the table is due again after retry_ms
-                record = await self._store.table(placed.table_id) or record
-        return Seating(token, placed.seat, record)
+    async def leave(self, request: pb.TokenRequest) -> pb.Lobby:
+        return lobby_to_pb(await self._mm.leave(request.token))
 
-    # -- by token --------------------------------------------------------------------------
+    async def locate(self, request: pb.TokenRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.locate(request.token))
 
-    async def _resolve(self, token: str) -> tuple[str, int, str]:
-        normal = normalize_token(token)
-        if normal is None:
-            raise _bad_token()
-        found = await self._store.seat_of(hash_token(normal))
-        if found is None:
-            raise _bad_token()
-        return found[0], found[1], normal
+    async def get_lobby(self, request: pb.LobbyRequest) -> pb.Lobby:
+        return lobby_to_pb(await self._mm.lobby(request.code))
 
-    async def locate(self, token: str) -> Seating:
-        table_id, seat, normal = await self._resolve(token)
-        record = await self._store.table(table_id)
-        if record is None:
-            raise _bad_token()
-        return Seating(normal, seat, record)
+    def watch_lobby(self, request: pb.TokenRequest) -> AsyncIterator[pb.Lobby]:
+        """The seat's waiting room now and after every change, until it started or closed."""
+        return _lobbies(self._mm.watch(request.token))
 
-    async def start(self, token: str) -> TableRecord:
-        """The creator starts a private table now; bots fill the empty seats."""
-        seating = await self.locate(token)
-        record = seating.record
-        if record.public or seating.seat != record.creator_seat:
-            raise ServiceError("not_creator", "only the table's creator can start it")
-        if record.status == "closed":
-            raise ServiceError("no_table", "the table was closed")
-        if not await self._starter.claim(record.id):
-            raise ServiceError("already_started", "the table has already started")
-        return await self._starter.start(record, "wait")
+    async def rematch(self, request: pb.TokenRequest) -> pb.Seated:
+        return seated_to_pb(await self._mm.rematch(request.token))
 
-    async def leave(self, token: str) -> TableRecord:
-        normal = normalize_token(token)
-        if normal is None:
-            raise _bad_token()
-        record = await self._store.leave(hash_token(normal), self._clock(), self._timings)
-        if record.status == "closed":
-            event(log, "table_closed", table=record.id)
-        return record
+    def watch_rematch(self, request: pb.TokenRequest) -> AsyncIterator[pb.Lobby]:
+        """The rematch of the token's match once asked for, until it started or closed."""
+        return _lobbies(self._mm.watch_rematch(request.token))
 
-    async def lobby(self, code: str) -> TableRecord:
-        normal = normalize_code(code)
-        table_id = None if normal is None else await self._store.table_by_code(normal)
-        record = None if table_id is None else await self._store.table(table_id)
-        if record is None:
-            raise ServiceError("no_code", "no table has that code")
-        return record
+    def watch_code(self, request: pb.LobbyRequest) -> AsyncIterator[pb.Lobby]:
+        """A spectator's waiting room by code, until it started or closed."""
+        return _lobbies(self._mm.watch_code(request.code))
 
-    # -- rematch ----------------------------------------------------------------------------
 
-    async def rematch(self, token: str) -> Seating:
-        """The token's seat at the rematch of its match: a new table (new id, code and, at
-        the table, seed) with the same rules, level, spectators and seats; the first to ask
-        opens it, each player takes their own seat with a new token. It starts when every
-        human answered, or after ``rematch_ms`` with bots for those who did not."""
-        table_id, seat, _ = await self._resolve(token)
-        old = await self._store.table(table_id)
-        if old is None or old.status != "started":
-            raise ServiceError("no_rematch", "a rematch follows a match that was played")
-        fresh = new_token()
-        sitter = Sitter(old.seats[seat].name, hash_token(fresh))
-        seats = [(s.name, s.bot) for s in old.seats]
-        for _ in range(CODE_ATTEMPTS):
-            table = NewTable(
-                new_table_id(), self._codes(), False, old.rules, old.level, -1, old.spectators
-            )
-            placed = await self._store.rematch(
-                old.id,
-                table,
-                seats,
-                seat,
-                sitter,
-                self._clock(),
-                self._timings,
-                self._starter.owner,
-            )
-            if placed is not None:
-                if placed.table_id == table.id:
-                    event(log, "rematch_opened", table=table.id, rematch_of=old.id)
-                return await self._seated(fresh, placed)
-        raise self._no_code()
-
-    async def watch_rematch(self, token: str) -> AsyncIterator[TableRecord]:
-        """The rematch of the token's match once someone asked, then after every change,
-        until it started or closed. Nothing for a match with fewer than two humans: there
-        is nobody to tell."""
-        table_id, _, _ = await self._resolve(token)
-        old = await self._store.table(table_id)
-        if old is None or old.status != "started" or old.humans < 2:
-            return
-        while True:
-            with self._hub.waiter(table_id) as asked:
-                rematch_id = await self._store.rematch_of(table_id)
-                if rematch_id is not None:
-                    break
-                if self._hub.closed:
-                    return
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(asked.wait(), self._watch_poll_s)
-        async for record in self._watch(rematch_id):
-            yield record
-
-    async def watch(self, token: str) -> AsyncIterator[TableRecord]:
-        """The lobby at once, then after every change, until it started or closed."""
-        table_id, _, _ = await self._resolve(token)
-        async for record in self._watch(table_id):
-            yield record
-
-    async def watch_code(self, code: str) -> AsyncIterator[TableRecord]:
-        """The same for the table with room code ``code`` (a spectator's): ``no_code``
-        if there is none."""
-        record = await self.lobby(code)
-        async for update in self._watch(record.id):
-            yield update
-
-    async def _watch(self, table_id: str) -> AsyncIterator[TableRecord]:
-        last = -1
-        while True:
-            with self._hub.waiter(table_id) as changed:
-                record = await self._store.table(table_id)
-                if record is None:
-                    return
-                if record.version != last:
-                    last = record.version
-                    yield record
-                if record.status in ("started", "closed") or self._hub.closed:
-                    return
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), self._watch_poll_s)
+async def _lobbies(records: AsyncIterator[TableRecord]) -> AsyncIterator[pb.Lobby]:
+    async for record in records:
+        yield lobby_to_pb(record)

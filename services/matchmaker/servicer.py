@@ -12,7 +12,7 @@ import grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common.errors import ServiceError, abort
-from services.matchmaker.calls import MatchmakerCalls, internal_error
+from services.matchmaker.service import MatchmakerCalls, internal_error
 
 __all__ = ["SERVICE_NAME", "MatchmakerServicer"]
 

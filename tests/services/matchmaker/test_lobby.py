@@ -4,7 +4,7 @@ from rackcore import Rules
 from services.convert import rules_from_pb
 from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
 from services.matchmaker.records import SeatRecord, TableRecord
-from services.matchmaker.service import Seating
+from services.matchmaker.seating import Seating
 
 HASH = "ab" * 32
 
