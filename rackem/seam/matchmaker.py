@@ -6,7 +6,7 @@ server accepts one call at a time through its completion-queue thread: with the 
 busy (thousands of players) a burst of joins queued there for seconds and ran out of
 its deadline. ``LocalMatchmaker`` answers the gateway's calls
 (``services.gateway.matchmaker.Matchmaker``) with the matchmaker's own operations
-(``MatchmakerCalls``), directly.
+(``MatchmakerService``), directly.
 
 What a caller sees is what it sees over gRPC: the reply message (its own copy), or
 ``ServiceError`` with the code and message the servicer would have aborted with (an
@@ -24,7 +24,7 @@ from google.protobuf.message import Message
 
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError
-from services.matchmaker.service import MatchmakerCalls, internal_error
+from services.matchmaker.service import MatchmakerService, internal_error
 
 __all__ = ["LobbyStream", "LocalMatchmaker"]
 
@@ -39,45 +39,45 @@ def _copy(message: M) -> M:
 
 
 class LocalMatchmaker:
-    def __init__(self, calls: MatchmakerCalls) -> None:
-        self._calls = calls
+    def __init__(self, service: MatchmakerService) -> None:
+        self._service = service
 
     async def QuickMatch(
         self, request: pb.QuickMatchRequest, timeout: float | None = None
     ) -> pb.Seated:
-        return await _call("QuickMatch", self._calls.quick_match(_copy(request)), timeout)
+        return await _call("QuickMatch", self._service.quick_match(_copy(request)), timeout)
 
     async def CreateTable(
         self, request: pb.CreatePrivateRequest, timeout: float | None = None
     ) -> pb.Seated:
-        return await _call("CreateTable", self._calls.create_table(_copy(request)), timeout)
+        return await _call("CreateTable", self._service.create_table(_copy(request)), timeout)
 
     async def JoinByCode(self, request: pb.JoinRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("JoinByCode", self._calls.join_by_code(_copy(request)), timeout)
+        return await _call("JoinByCode", self._service.join_by_code(_copy(request)), timeout)
 
     async def Start(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("Start", self._calls.start(_copy(request)), timeout)
+        return await _call("Start", self._service.start(_copy(request)), timeout)
 
     async def Leave(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("Leave", self._calls.leave(_copy(request)), timeout)
+        return await _call("Leave", self._service.leave(_copy(request)), timeout)
 
     async def Locate(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("Locate", self._calls.locate(_copy(request)), timeout)
+        return await _call("Locate", self._service.locate(_copy(request)), timeout)
 
     async def GetLobby(self, request: pb.LobbyRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("GetLobby", self._calls.get_lobby(_copy(request)), timeout)
+        return await _call("GetLobby", self._service.get_lobby(_copy(request)), timeout)
 
     def WatchLobby(self, request: pb.TokenRequest) -> LobbyStream:
-        return LobbyStream(self._calls.watch_lobby(_copy(request)))
+        return LobbyStream(self._service.watch_lobby(_copy(request)))
 
     def WatchCode(self, request: pb.LobbyRequest) -> LobbyStream:
-        return LobbyStream(self._calls.watch_code(_copy(request)))
+        return LobbyStream(self._service.watch_code(_copy(request)))
 
     async def Rematch(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("Rematch", self._calls.rematch(_copy(request)), timeout)
+        return await _call("Rematch", self._service.rematch(_copy(request)), timeout)
 
     def WatchRematch(self, request: pb.TokenRequest) -> LobbyStream:
-        return LobbyStream(self._calls.watch_rematch(_copy(request)))
+        return LobbyStream(self._service.watch_rematch(_copy(request)))
 
 
 class LobbyStream:

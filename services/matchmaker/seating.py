@@ -1,5 +1,6 @@
-"""The matchmaker's operations, independent of gRPC: quick match, private tables, seat
-tokens, starts and lobby watching. ``server.py`` adapts them to ``rackem.v1.Matchmaker``."""
+"""Seating players at tables, on the store: quick match, private tables, room codes, seat
+tokens, starts, rematches and lobby watching (``Matchmaker``), apart from any message
+format; ``service.py`` offers them on ``rackem.v1.Matchmaker``'s messages."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from services.matchmaker.placement import CreateTable, Placer
 from services.matchmaker.records import Timings
 from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.seating import Matchmaker
-from services.matchmaker.service import MatchmakerCalls
+from services.matchmaker.service import MatchmakerService
 from services.matchmaker.servicer import SERVICE_NAME, MatchmakerServicer
 from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.starter import Starter
@@ -60,7 +60,7 @@ async def create_server(
     *,
     codes: CodeSource = new_code,
     local_tables: Mapping[str, CreateTable] | None = None,
-) -> Running[MatchmakerCalls]:
+) -> Running[MatchmakerService]:
     """Build, bind and start the matchmaker (port 0 binds any free port). ``codes`` makes
     candidate room codes (tests inject one that repeats, to force collisions);
     ``local_tables``: table replicas in this process, by address, called directly."""
@@ -107,7 +107,7 @@ async def create_server(
             watch_poll_s=settings.watch_poll_ms / 1000,
         )
         server = new_server()
-        calls = MatchmakerCalls(matchmaker)
+        calls = MatchmakerService(matchmaker)
         matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(calls), server)
         health = add_health(server, [SERVICE_NAME])
         port = bind(server, settings.host, settings.port)

@@ -1,7 +1,9 @@
-"""The ``rackem.v1.Matchmaker`` calls on protobuf messages, apart from any transport.
+"""The matchmaker's operations, as every transport calls them: ``rackem.v1.Matchmaker``'s
+requests in, its replies out, over ``seating.Matchmaker``.
 
-The gRPC servicer (``server.py``) and the in-process stub (``local.py``) both answer
-through these, so a call means the same whichever way it arrives. Each raises
+The gRPC servicer (``servicer.py``) and ``rackem up``'s in-process ``LocalMatchmaker``
+(rackem/seam/matchmaker.py) both answer through these, so a call means the same
+whichever way it arrives. Each raises
 ``ServiceError`` for a refusal; the transport turns that into what its caller reads.
 """
 
@@ -19,7 +21,7 @@ from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
 from services.matchmaker.records import TableRecord
 from services.matchmaker.seating import Matchmaker
 
-__all__ = ["MatchmakerCalls", "internal_error"]
+__all__ = ["MatchmakerService", "internal_error"]
 
 log = logging.getLogger("rackem.matchmaker")
 
@@ -30,7 +32,7 @@ def internal_error(rpc: str, exc: Exception) -> ServiceError:
     return refusal_for(log, rpc, exc)
 
 
-class MatchmakerCalls:
+class MatchmakerService:
     def __init__(self, matchmaker: Matchmaker) -> None:
         self._mm = matchmaker
 
