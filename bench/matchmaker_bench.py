@@ -44,11 +44,11 @@ async def serve(redis_url: str) -> None:
     from services.common.redis_client import connect
     from services.common.registry import MemoryRegistry, Replica
     from services.common.settings import from_env
-    from services.matchmaker.memory_store import MemoryStore
-    from services.matchmaker.redis_store import RedisStore
     from services.matchmaker.server import create_server
     from services.matchmaker.settings import MatchmakerSettings
     from services.matchmaker.store import Store
+    from services.matchmaker.store.memory import MemoryStore
+    from services.matchmaker.store.redis import RedisStore
 
     async def create(request: table_pb2.CreateTableRequest, context: Any) -> Any:
         return table_pb2.CreateTableReply(table_id=request.table_id, replica=table_addr)

@@ -42,8 +42,8 @@ from services.convert import move_to_pb  # noqa: E402
 from services.gateway.link import dial  # noqa: E402
 from services.matchmaker.ids import hash_token, new_table_id, new_token  # noqa: E402
 from services.matchmaker.records import NewTable, Sitter, Timings  # noqa: E402
-from services.matchmaker.redis_keys import Layout  # noqa: E402
-from services.matchmaker.redis_store import RedisStore as MatchmakerStore  # noqa: E402
+from services.matchmaker.store.redis import RedisStore as MatchmakerStore  # noqa: E402
+from services.matchmaker.store.redis_keys import Layout  # noqa: E402
 from services.table.server import create_server  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
 from services.table.store.redis import RedisStore, keys  # noqa: E402

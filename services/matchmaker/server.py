@@ -24,16 +24,16 @@ from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.matchmaker.codes import CodeSource, new_code
 from services.matchmaker.hub import Hub
-from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.placement import CreateTable, Placer
 from services.matchmaker.records import Timings
-from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.seating import Matchmaker
 from services.matchmaker.service import MatchmakerService
 from services.matchmaker.servicer import SERVICE_NAME, MatchmakerServicer
 from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
+from services.matchmaker.store.memory import MemoryStore
+from services.matchmaker.store.redis import RedisStore
 
 __all__ = ["SERVICE_NAME", "create_server", "main", "serve"]
 

@@ -18,12 +18,12 @@ from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, Registry
 from services.common.running import Running
 from services.matchmaker.codes import CodeSource, new_code
-from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.records import NewTable, Placed, Sitter
-from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.server import create_server
 from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.store import Store
+from services.matchmaker.store.memory import MemoryStore
+from services.matchmaker.store.redis import RedisStore
 
 from .tableserver import RecordingTable, recording_table, register
 

@@ -15,7 +15,7 @@ from redis_engines import Engines
 from services._gen.rackem.v1 import game_pb2
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.registry import MemoryRegistry
-from services.matchmaker.redis_keys import Layout
+from services.matchmaker.store.redis_keys import Layout
 
 from .clients import refused, sha, until_status
 from .conftest import SLOW_FILL, Cluster, RedisFactory

@@ -17,8 +17,8 @@ from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry
-from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.server import create_server
+from services.matchmaker.store.redis import RedisStore
 
 from .clients import LIMIT_S
 from .conftest import FAST, SLOW_FILL, BrokenStore, Cluster

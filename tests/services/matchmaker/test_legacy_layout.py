@@ -13,7 +13,7 @@ from rackcore import Rules
 from services.common.errors import ServiceError
 from services.matchmaker.ids import hash_token, new_table_id, new_token
 from services.matchmaker.records import NewTable, Sitter, Timings, new_fields
-from services.matchmaker.redis_keys import Layout
+from services.matchmaker.store.redis_keys import Layout
 
 from .conftest import RedisFactory
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from rackcore import Rules
 from services.common.archive import Archive
 from services.matchmaker.ids import hash_token, new_table_id, new_token
-from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.records import NewTable, Sitter, Timings
+from services.matchmaker.store.memory import MemoryStore
 
 T = Timings(fill_ms=15_000, fill_lone_ms=30_000, claim_ms=10_000, retry_ms=1_000, max_attempts=3)
 NOW = 1_700_000_000_000

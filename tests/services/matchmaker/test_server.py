@@ -19,8 +19,8 @@ from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common.errors import ERROR_KEY
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry
-from services.matchmaker.redis_store import RedisStore
 from services.matchmaker.server import SERVICE_NAME, create_server
+from services.matchmaker.store.redis import RedisStore
 
 from .clients import LIMIT_S, refused
 from .conftest import FAST, SLOW_FILL, BrokenStore, Cluster

@@ -14,9 +14,9 @@ from redis_engines import KINDS, Engines
 from rackcore import Rules
 from services.common.errors import ServiceError
 from services.matchmaker.ids import hash_token, new_table_id, new_token
-from services.matchmaker.memory_store import MemoryStore
 from services.matchmaker.records import NewTable, Sitter, Timings
 from services.matchmaker.store import Store
+from services.matchmaker.store.memory import MemoryStore
 
 from .conftest import RedisFactory
 

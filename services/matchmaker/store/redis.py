@@ -38,10 +38,9 @@ from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.redis_client import RedisClient
 from services.common.script_batch import ScriptBatch
-from services.matchmaker import lua
 from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, Timings
-from services.matchmaker.redis_keys import DEFAULT_NAMESPACE, Home, Layout
-from services.matchmaker.store import ReleaseMode
+from services.matchmaker.store import ReleaseMode, lua
+from services.matchmaker.store.redis_keys import DEFAULT_NAMESPACE, Home, Layout
 
 __all__ = ["DEFAULT_NAMESPACE", "RedisStore"]
 
