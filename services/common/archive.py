@@ -3,7 +3,7 @@
 The in-process stores (``rackem up`` without Redis) keep what is live in dicts and move
 what is done here: a finished table's log and state (services/table/store/memory.py),
 a started or closed table's matchmaker record and its seat tokens
-(services/matchmaker/memory_store.py). So the process's memory does not grow with
+(services/matchmaker/store/memory.py). So the process's memory does not grow with
 the number of matches played, and, in a file under a data directory (``rackem up
 --data DIR``), the records outlive the process. Without a path the database is
 SQLite's in-memory one (tests, ``rackem serve`` without ``DATA_DIR``).

@@ -5,7 +5,7 @@ one slot, holding the tables, quick-match queues and due set it changes; it may 
 tables of its home it finds at run time (the oldest open table). Every script gets the
 home's key prefix as ARGV[1], the time (unix ms) as ARGV[2] and the change feed's
 channel as ARGV[3]. What is looked up by another key — room codes, seat tokens, rematch
-pointers — lives in other slots and is written by ``redis_store.py`` around the script
+pointers — lives in other slots and is written by ``redis.py`` around the script
 (``CODE_TTL`` keeps or frees a code). Each script mirrors one method of
 ``MemoryStore``; the contract tests hold them to the same behaviour.
 """

@@ -1,4 +1,4 @@
-"""The matchmaker's key layout (redis_keys.py), and what the Redis store does with keys
+"""The matchmaker's key layout (store/redis_keys.py), and what the Redis store does with keys
 that point where they no longer should."""
 
 from __future__ import annotations
