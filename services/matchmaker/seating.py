@@ -14,13 +14,13 @@ from rackcore import Rules
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.matchmaker.codes import CodeSource, normalize_code
-from services.matchmaker.hub import Hub
 from services.matchmaker.ids import hash_token, new_table_id, new_token, normalize_token
 from services.matchmaker.names import clean_name
 from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, Timings
 from services.matchmaker.settings import LEVELS
 from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
+from services.matchmaker.watchers import Hub
 
 __all__ = ["CODE_ATTEMPTS", "Matchmaker", "Seating"]
 

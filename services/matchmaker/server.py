@@ -23,7 +23,6 @@ from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.matchmaker.codes import CodeSource, new_code
-from services.matchmaker.hub import Hub
 from services.matchmaker.placement import CreateTable, Placer
 from services.matchmaker.records import Timings
 from services.matchmaker.seating import Matchmaker
@@ -34,6 +33,7 @@ from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
 from services.matchmaker.store.memory import MemoryStore
 from services.matchmaker.store.redis import RedisStore
+from services.matchmaker.watchers import Hub
 
 __all__ = ["SERVICE_NAME", "create_server", "main", "serve"]
 

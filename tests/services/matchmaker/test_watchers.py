@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import asyncio
 
-from services.matchmaker.hub import Hub
+from services.matchmaker.watchers import Hub
 
 
 async def test_a_change_wakes_the_watchers_of_that_table_only() -> None:
