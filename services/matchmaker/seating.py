@@ -20,7 +20,7 @@ from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, T
 from services.matchmaker.settings import LEVELS
 from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
-from services.matchmaker.watchers import Hub
+from services.matchmaker.watchers import LobbyWatchers
 
 __all__ = ["CODE_ATTEMPTS", "Matchmaker", "Seating"]
 
@@ -47,7 +47,7 @@ class Matchmaker:
         self,
         store: Store,
         starter: Starter,
-        hub: Hub,
+        watchers: LobbyWatchers,
         timings: Timings,
         *,
         level: str,
@@ -57,7 +57,7 @@ class Matchmaker:
     ) -> None:
         self._store = store
         self._starter = starter
-        self._hub = hub
+        self._watchers = watchers
         self._timings = timings
         self._level = level
         self._codes = codes
@@ -223,11 +223,11 @@ class Matchmaker:
         if old is None or old.status != "started" or old.humans < 2:
             return
         while True:
-            with self._hub.waiter(table_id) as asked:
+            with self._watchers.waiter(table_id) as asked:
                 rematch_id = await self._store.rematch_of(table_id)
                 if rematch_id is not None:
                     break
-                if self._hub.closed:
+                if self._watchers.closed:
                     return
                 with suppress(TimeoutError):
                     await asyncio.wait_for(asked.wait(), self._watch_poll_s)
@@ -250,14 +250,14 @@ class Matchmaker:
     async def _watch(self, table_id: str) -> AsyncIterator[TableRecord]:
         last = -1
         while True:
-            with self._hub.waiter(table_id) as changed:
+            with self._watchers.waiter(table_id) as changed:
                 record = await self._store.table(table_id)
                 if record is None:
                     return
                 if record.version != last:
                     last = record.version
                     yield record
-                if record.status in ("started", "closed") or self._hub.closed:
+                if record.status in ("started", "closed") or self._watchers.closed:
                     return
                 with suppress(TimeoutError):
                     await asyncio.wait_for(changed.wait(), self._watch_poll_s)

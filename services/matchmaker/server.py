@@ -33,7 +33,7 @@ from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
 from services.matchmaker.store.memory import MemoryStore
 from services.matchmaker.store.redis import RedisStore
-from services.matchmaker.watchers import Hub
+from services.matchmaker.watchers import LobbyWatchers
 
 __all__ = ["SERVICE_NAME", "create_server", "main", "serve"]
 
@@ -95,11 +95,11 @@ async def create_server(
         shutdown.push_close(placer.close)
         owner = secrets.token_hex(8)
         starter = Starter(store, placer, timings, owner, _wall_ms)
-        hub = Hub()
+        watchers = LobbyWatchers()
         matchmaker = Matchmaker(
             store,
             starter,
-            hub,
+            watchers,
             timings,
             level=settings.bot_level,
             codes=codes,
@@ -117,12 +117,14 @@ async def create_server(
         starter_task = asyncio.create_task(
             starter.run(settings.tick_ms / 1000, stopping), name="matchmaker-starter"
         )
-        watcher_task = asyncio.create_task(hub.run(store.changes()), name="matchmaker-hub")
+        watcher_task = asyncio.create_task(
+            watchers.run(store.changes()), name="matchmaker-watchers"
+        )
 
         async def end_tasks(grace: float) -> None:
             """Let a start in progress finish (within ``grace``), end the lobby streams."""
             stopping.set()
-            hub.close()
+            watchers.close()
             await asyncio.wait([starter_task], timeout=grace)
             await _end(starter_task)
             await _end(watcher_task)

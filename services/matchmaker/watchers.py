@@ -12,17 +12,19 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
-__all__ = ["Hub"]
+__all__ = ["LobbyWatchers"]
 
 
-class Hub:
+class LobbyWatchers:
+    """The waiters of this replica's lobby streams by table id, woken by ``run`` from the feed."""
+
     def __init__(self) -> None:
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self.closed = False
 
     @contextmanager
     def waiter(self, table_id: str) -> Iterator[asyncio.Event]:
-        """An event set on the next change of ``table_id`` (or when the hub closes)."""
+        """An event set on the next change of ``table_id`` (or when the watchers close)."""
         flag = asyncio.Event()
         if self.closed:
             flag.set()
