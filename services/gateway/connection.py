@@ -86,13 +86,23 @@ class Connection:
     ) -> None:
         """Serve the socket until either side closes it; then cancel the connection's own
         tasks and ``tasks()`` (the endpoint's) together, and send a pending abort's close."""
+        loop = asyncio.get_running_loop()
         if self._hello_timeout_s > 0:
-            loop = asyncio.get_running_loop()
             self._hello_timer = loop.call_later(self._hello_timeout_s, self._no_hello)
         self._sender = asyncio.create_task(self._send_loop())
         receiver = asyncio.create_task(self._receive_loop(on_receive))
+        # Whichever loop ends first; asyncio.wait would do, at the cost of a set, a waiter
+        # and a callback per task held for the connection's whole life.
+        first: asyncio.Future[None] = loop.create_future()
+
+        def one_ended(_: object) -> None:
+            if not first.done():
+                first.set_result(None)
+
+        self._sender.add_done_callback(one_ended)
+        receiver.add_done_callback(one_ended)
         try:
-            await asyncio.wait({self._sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+            await first
         finally:
             if self._hello_timer is not None:
                 self._hello_timer.cancel()
