@@ -54,9 +54,10 @@ class GatewaySettings:
     overload_window_s: float = 2.0  # how long the lag stays below it before newcomers return
     # gRPC calls to matchmaker and table.
     rpc_timeout_s: float = 5.0
-    # A table stream lost: tries (the n-th after n times the backoff) before the client is told;
-    # 12 tries at 0.2 s steps wait 15.6 s in all, longer than a Redis Sentinel failover with the shipped
-    # down-after of 5 s (docs/deploy.md, "What a failover guarantees").
+    # A table stream lost: tries (the n-th after n times the backoff) before the client
+    # is told; 12 tries at 0.2 s steps wait 15.6 s in all, longer than a Redis Sentinel
+    # failover with the shipped down-after of 5 s (docs/deploy.md, "What a failover
+    # guarantees").
     resubscribe_tries: int = 12
     resubscribe_backoff_s: float = 0.2
     # After a finished match, a rematch offer is forwarded for at most this long.
