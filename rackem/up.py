@@ -28,7 +28,7 @@ import webbrowser
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from services.common.dial import LOOPBACK, dial_addr, is_wildcard
+from services.common.dial import LOOPBACK, dial_addr, is_wildcard, socket_host
 
 if TYPE_CHECKING:
     from services.common.running import Running
@@ -123,7 +123,7 @@ def _own_hosts(host: str) -> tuple[str, ...]:
 
 def _as_host(address: str) -> str:
     """An address or name as a Host header carries it (IPv6 in brackets, no zone)."""
-    address = address.lower().split("%", 1)[0]
+    address = socket_host(address.lower()).split("%", 1)[0]
     return f"[{address}]" if ":" in address else address
 
 
@@ -268,6 +268,7 @@ async def up(
 def _check_free(host: str, port: int) -> None:
     """Raise ``OSError`` if ``host:port`` cannot be listened on."""
     if port:
+        host = socket_host(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

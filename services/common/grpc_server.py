@@ -10,6 +10,8 @@ import grpc
 from grpc_health.v1 import _async as health_aio  # the aio servicer (health.aio)
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.dial import host_port
+
 __all__ = [
     "add_health",
     "bind",
@@ -43,9 +45,11 @@ async def set_serving(
 
 
 def bind(server: grpc.aio.Server, host: str, port: int) -> int:
-    """Bind ``host:port`` (port 0 picks a free one) and return the port bound."""
+    """Bind ``host:port`` (port 0 picks a free one) and return the port bound. ``host`` is
+    as ``HOST`` says it: an IPv6 address with or without brackets (``::`` is every
+    address), ``""`` every IPv4 address (as a socket's bind takes it)."""
     try:
-        bound = server.add_insecure_port(f"{host}:{port}")
+        bound = server.add_insecure_port(host_port(host or "0.0.0.0", port))
     except RuntimeError as exc:  # gRPC's "Failed to bind": in use, or not an address of ours
         raise OSError(f"cannot bind {host}:{port}") from exc
     if bound == 0:

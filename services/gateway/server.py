@@ -15,7 +15,7 @@ from collections.abc import Generator
 import uvicorn
 
 from services.common import logs, loop, running
-from services.common.dial import dial_addr
+from services.common.dial import dial_addr, socket_host
 from services.common.logs import event
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
@@ -58,7 +58,9 @@ def _listen(host: str, port: int, backlog: int, sndbuf: int = 0) -> socket.socke
     """A listening TCP socket. Its protocol is set explicitly, so that asyncio turns Nagle's
     algorithm off on every accepted connection (it checks the protocol; without this, small
     frames written back to back wait ~40 ms for the client's delayed ACK). Accepted
-    connections inherit ``sndbuf`` (0: the kernel's default)."""
+    connections inherit ``sndbuf`` (0: the kernel's default). An IPv6 ``host`` may come in
+    brackets."""
+    host = socket_host(host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:

@@ -8,7 +8,14 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.common.dial import LOOPBACK, dial_addr, dial_host, is_wildcard
+from services.common.dial import (
+    LOOPBACK,
+    dial_addr,
+    dial_host,
+    host_port,
+    is_wildcard,
+    socket_host,
+)
 from services.common.grpc_server import add_health, bind, new_server, set_serving
 
 
@@ -23,6 +30,22 @@ def test_every_wildcard_is_dialled_on_the_loopback(host: str) -> None:
 def test_one_address_is_dialled_where_it_listens(host: str) -> None:
     assert not is_wildcard(host)
     assert dial_host(host) == host
+
+
+def test_host_port_brackets_an_ipv6_address_once() -> None:
+    assert host_port("::", 0) == "[::]:0"
+    assert host_port("[::]", 0) == "[::]:0"
+    assert host_port("10.0.0.7", 1) == "10.0.0.7:1"
+
+
+def test_a_socket_binds_an_ipv6_address_without_brackets() -> None:
+    assert [socket_host(h) for h in ("[::]", "::", "[::1]", "0.0.0.0", "")] == [
+        "::",
+        "::",
+        "::1",
+        "0.0.0.0",
+        "",
+    ]
 
 
 def test_an_ipv6_address_is_dialled_in_brackets() -> None:
@@ -41,16 +64,17 @@ def _has_ipv6_loopback() -> bool:
     return True
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "[::]", "127.0.0.1", "::1"])
-async def test_a_grpc_server_answers_at_the_address_dialled(host: str) -> None:
-    if host == "::1" and not _has_ipv6_loopback():
+@pytest.mark.parametrize("host", ["", "0.0.0.0", "::", "[::]", "127.0.0.1", "::1", "[::1]"])
+async def test_a_grpc_server_binds_host_as_given_and_answers_at_the_address_dialled(
+    host: str,
+) -> None:
+    if "::1" in host and not _has_ipv6_loopback():
         pytest.skip("this machine has no IPv6 loopback")
-    if host == "[::]" and not socket.has_ipv6:
+    if "::" in host and not socket.has_ipv6:
         pytest.skip("this machine has no IPv6")
     server = new_server()
     health = add_health(server, [])
-    bound = host if host.startswith("[") or ":" not in host else f"[{host}]"
-    port = bind(server, bound, 0)
+    port = bind(server, host, 0)
     await server.start()
     await set_serving(health, [], True)
     try:

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from rackem.client import Client, ConnectionLost
+from services.common.dial import dial_host, socket_host
 from services.gateway.server import _listen, create_server
 
 from .conftest import NOWHERE, StartGateway, settings, ws_url
@@ -59,6 +60,20 @@ def test_rackem_serve_gateway_serves_until_sigterm_and_exits_cleanly() -> None:
         assert proc.wait(timeout=10) == 0
     events = [json.loads(line)["event"] for line in rest.splitlines()]
     assert events[-1] == "stopped"
+
+
+@pytest.mark.parametrize("host", ["", "0.0.0.0", "127.0.0.1", "::", "[::]", "::1", "[::1]"])
+def test_the_gateway_listens_on_host_as_every_service_takes_it(host: str) -> None:
+    """``HOST`` means what it means to the gRPC services: IPv6 with or without brackets."""
+    if ":" in host and not socket.has_ipv6:
+        pytest.skip("this machine has no IPv6")
+    sock = _listen(host, 0, 8)
+    try:
+        port = sock.getsockname()[1]
+        with socket.create_connection((socket_host(dial_host(host)), port), timeout=5):
+            pass
+    finally:
+        sock.close()
 
 
 async def test_accepted_connections_have_nagles_algorithm_off() -> None:
