@@ -65,7 +65,7 @@ class GatewaySettings:
     # uvicorn: frames above this are refused by the WebSocket layer (1009) before parsing.
     ws_max_size: int = 65536
     # permessage-deflate: views shrink 3-5x on the wire, but each connection then holds
-    # zlib state (~130 KB per connection; ~17 KB without, docs/performance.md).
+    # zlib state: ~100 KB more per connection (docs/performance.md).
     ws_compression: bool = False
     # Peers whose X-Forwarded-For/-Proto are believed (uvicorn's proxy headers: addresses,
     # networks, or "*"); empty, the default: none, and the client address is the peer's.
