@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
@@ -33,12 +34,42 @@ def _key() -> str:
     return f"test:batch:{secrets.token_hex(6)}"
 
 
-async def test_a_lone_call_goes_out_at_once_in_its_own_pipeline(client: aioredis.Redis) -> None:
+async def test_a_lone_call_goes_out_at_once_in_its_own_batch(client: aioredis.Redis) -> None:
     batch = ScriptBatch(client, client.register_script(_ADD))
     key = _key()
     assert await batch([key], [5]) == 5
     assert await batch([key], [2]) == 7
     assert (batch.pipelines, batch.calls) == (2, 2)
+
+
+class _CountingPipelines(aioredis.Redis):
+    """A real client that counts the pipelines it opens."""
+
+    opened = 0
+
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
+        self.opened += 1
+        return super().pipeline(transaction, shard_hint)
+
+
+async def test_a_lone_call_is_a_plain_command_and_only_a_batch_opens_a_pipeline(
+    redis_url: str,
+) -> None:
+    client = _CountingPipelines.from_url(redis_url, decode_responses=True)
+    try:
+        batch = ScriptBatch(client, client.register_script(_ADD))
+        key, bad = _key(), _key()
+        await client.set(bad, "not a number")
+        assert await batch([key], [5]) == 5  # NOSCRIPT as its answer: loaded, sent again
+        await client.script_flush()
+        assert await batch([key], [2]) == 7
+        with pytest.raises(ResponseError):
+            await batch([bad], [1])
+        assert client.opened == 0
+        assert sorted(await asyncio.gather(batch([key], [1]), batch([key], [1]))) == [8, 9]
+        assert client.opened == 1
+    finally:
+        await client.aclose()
 
 
 async def test_calls_made_together_share_a_pipeline_and_keep_their_answers(
