@@ -15,6 +15,12 @@ goes out at once, behind what is already buffered: a client that reads again get
 of it, then the close code. And a client that does not read its close frame within
 ``close_grace_s`` is cut off (uvicorn would wait for the buffer to drain for ever).
 
+Frames sent in one loop turn leave in one socket write: a data frame sent while the
+socket takes more is put in websockets' output buffer, and the buffer is written once at
+the end of the turn (``_flush``), so a move's ``view`` and ``moved`` to the mover cost one
+write, not two. Anything uvicorn writes meanwhile (a close, a ping) empties the same
+buffer, held frames first, so the order on the wire is the order of the sends.
+
 And it is lighter per connection (docs/performance.md, *Memory*): its inbox and its
 ``writable`` flag are ``services/common/lean_sync.py``'s (no deques), and the handshake's
 request and response (headers and all) are let go once the handshake is answered.
@@ -25,7 +31,9 @@ from __future__ import annotations
 from typing import Any
 
 from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
+from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.exceptions import InvalidState
 from websockets.protocol import State
 
 from services.common.lean_sync import Event, Queue
@@ -48,8 +56,12 @@ class GatewayWebSocket(WebSocketsSansIOProtocol):
         writable.set()
         self.queue = inbox  # type: ignore[assignment]
         self.writable = writable  # type: ignore[assignment]
+        self._flush_due = False  # frames are held for one write at the end of this turn
 
     async def send(self, message: ASGISendEvent) -> None:
+        if message["type"] == "websocket.send" and self._may_hold():
+            self._hold(message)
+            return
         closing = message["type"] == "websocket.close" and self.handshake_complete
         if closing and not self.writable.is_set() and not self.close_sent:
             self._close_now(message)  # a full socket: the close goes out behind the rest
@@ -63,6 +75,39 @@ class GatewayWebSocket(WebSocketsSansIOProtocol):
             # for the connection's life: its headers are emptied.
             self.request.headers.clear()
             self.request = self.response = None  # type: ignore[assignment]
+
+    def _may_hold(self) -> bool:
+        """Whether a data frame can wait for the end of this loop turn: the connection is
+        open, greeted with no HTTP answer under way, and the socket not full (a full one
+        makes uvicorn's send wait, as before)."""
+        return (
+            self.handshake_complete
+            and not self.close_sent
+            and self.initial_response is None
+            and not self.disconnected
+            and self.writable.is_set()
+        )
+
+    def _hold(self, message: Any) -> None:
+        try:
+            text = message.get("text")
+            if text is not None:
+                self.conn.send_text(text.encode())
+            else:
+                self.conn.send_binary(message.get("bytes") or b"")
+        except InvalidState:
+            raise ClientDisconnected() from None
+        if not self._flush_due:
+            self._flush_due = True
+            self.loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Write every frame held this turn in one write (anything else written meanwhile,
+        a close or a ping, took them along first: websockets keeps one output buffer)."""
+        self._flush_due = False
+        output = self.conn.data_to_send()
+        if output and not self.transport.is_closing():
+            self.transport.write(b"".join(output))
 
     def _close_now(self, message: Any) -> None:
         if self.conn.state is State.OPEN:
