@@ -61,11 +61,12 @@ import multiprocessing
 import os
 import subprocess
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import load_metrics
+import load_report
 from load_clients import Plan, Shared, Tally, raise_fd_limit, share_with, shares, worker
 from load_servers import (
     Processes,
@@ -79,58 +80,7 @@ from load_servers import (
 
 from rackem.client import ws_url
 
-GOAL_RATIO = 4.0
-GOAL_P99_MS = 100.0
 MEMORY_MIN_CLIENTS = 50  # fewer: allocator noise swamps the per-client figure
-
-
-_SCRAPED = {
-    "rackem_gateway_move_latency_seconds_sum": "sum",
-    "rackem_gateway_move_latency_seconds_count": "count",
-    "rackem_gateway_connections": "connections",
-    "rackem_gateway_tables": "tables",
-}
-
-
-def _gateway_metrics(http: str) -> dict[str, float]:
-    """A gateway's move-latency histogram sum and count, open connections and tables with a
-    seat there, at ``http`` (its metrics port's /metrics; empty if unavailable)."""
-    out: dict[str, float] = {}
-    try:
-        with urllib.request.urlopen(http, timeout=5) as reply:
-            text = reply.read().decode()
-    except OSError:
-        return out
-    for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        if name in _SCRAPED:
-            out[_SCRAPED[name]] = float(value)
-    return out
-
-
-def _scrape(urls: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Every gateway's figures, by its name (those that answer)."""
-    return {name: got for name, url in urls.items() if (got := _gateway_metrics(url))}
-
-
-def _gateway_figures(
-    before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]
-) -> dict[str, dict[str, float]]:
-    """Per gateway, over the window: moves answered, their mean gateway → table time, and
-    the connections and tables there when it opened."""
-    out = {}
-    for name, end in after.items():
-        start = before.get(name, {})
-        if "count" not in end or "count" not in start:
-            continue
-        moves = end["count"] - start["count"]
-        figures = {"moves": moves, "connections": start.get("connections", 0.0)}
-        figures["tables"] = start.get("tables", 0.0)
-        if moves > 0:
-            figures["move_mean_ms"] = (end["sum"] - start["sum"]) / moves * 1000
-        figures["sum_s"] = end["sum"] - start["sum"]
-        out[name] = figures
-    return out
 
 
 # -- one phase: workers plus samples of the servers ---------------------------------------------
@@ -179,12 +129,12 @@ def run_phase(
         seated, opens = shared.seated.value, time.time()
         shared.opens.value = opens
         spies = record_profiles(servers.pids, plan.duration, profile) if profile else []
-        before = _scrape(scrape)
+        before = load_metrics.scrape(scrape)
         tables_open = live_tables() if live_tables else {}
         while time.time() < opens + plan.duration:
             time.sleep(0.05)
         end = servers.sample()
-        after = _scrape(scrape)
+        after = load_metrics.scrape(scrape)
         tables_close = live_tables() if live_tables else {}
         results = pending.get(timeout=120)
     for spy in spies:  # each stops by itself after the window, then writes its file
@@ -195,7 +145,7 @@ def run_phase(
     tally = Tally()
     for result in results:
         tally.merge(result)
-    gateways = _gateway_figures(before, after)
+    gateways = load_metrics.gateway_figures(before, after)
     tables = (tables_open, tables_close)
     return tally, Samples(begin, start, end, gateways, opens - plan.t0, seated, tables)
 
@@ -318,102 +268,6 @@ def _idle_cpu(before: Sample, after: Sample) -> dict[str, Any]:
     return {
         "server_idle_cpu_cores": round(sum(cpu.values()) / seconds, 3),
         "server_idle_cpu_cores_by_process": {k: round(v / seconds, 3) for k, v in cpu.items()},
-    }
-
-
-def _text(title: str, s: dict[str, Any]) -> str:
-    unit = "moves" if "moves" in s else "round trips"
-    lines = [
-        title,
-        f"  {s.get('moves', s.get('round_trips'))} {unit}, {s['per_second']}/s  "
-        f"p50 {s['p50_ms']} ms  p99 {s['p99_ms']} ms  max {s['max_ms']} ms"
-        f"  ({s['connected_at_start']} connected when the window opened)",
-        f"  the window opened {s['window_opened_after_s']} s after the first connection, "
-        f"{s['seated_at_start']} of {s['clients']} clients seated; before it: "
-        f"{s['before_window']['count']} {unit}, p50 {s['before_window']['p50_ms']} ms  "
-        f"p99 {s['before_window']['p99_ms']} ms",
-    ]
-    if "paired_echo" in s:
-        e = s["paired_echo"]
-        lines.append(
-            f"  paired echo (one round trip just before each move): {e['round_trips']}, "
-            f"p50 {e['p50_ms']} ms  p99 {e['p99_ms']} ms"
-        )
-    if "views_per_second" in s:
-        lines.append(f"  views {s['views_per_second']}/s, games finished {s['games_finished']}")
-    if "server_cpu_cores" in s:
-        per = s.get("server_cpu_ms_per_op")
-        text = f"  server: CPU {s['server_cpu_cores']} cores"
-        if len(s["server_cpu_cores_by_process"]) > 1:
-            text += f" {s['server_cpu_cores_by_process']}"
-        if per is not None:
-            text += f", {per} ms per {unit[:-1]}"
-        if "server_cpu_ms_per_client_joining" in s:
-            text += f", {s['server_cpu_ms_per_client_joining']} ms per client joining"
-            if "server_cpu_ms_per_join_less_moves" in s:
-                text += f" (~{s['server_cpu_ms_per_join_less_moves']} ms less its moves)"
-        lines.append(text)
-        rss = s["server_rss_mb"]
-        text = f"  server: waited for a CPU {s['server_cpu_wait_per_s']} s/s; "
-        text += f"RSS {rss[0]} MB before the clients, {rss[1]} MB with them"
-        if "server_kb_per_client" in s:
-            text += f" ({s['server_kb_per_client']} KB per client)"
-        lines.append(text)
-    if len(s.get("server_cpu_ms_per_op_by_process", {})) > 1:
-        lines.append(
-            f"  server: CPU ms per {unit[:-1]} by process {s['server_cpu_ms_per_op_by_process']}"
-        )
-    if "server_idle_cpu_cores" in s:
-        idle = s["server_idle_cpu_cores_by_process"]
-        text = "  server idle (no clients, while the echo was timed): CPU "
-        text += f"{s['server_idle_cpu_cores']} cores" + (f" {idle}" if len(idle) > 1 else "")
-        lines.append(text)
-    if "gateway_submit_move_mean_ms" in s:
-        lines.append(f"  gateway → table move (link) mean {s['gateway_submit_move_mean_ms']} ms")
-    for name, g in s.get("gateways", {}).items():
-        mean = f", gateway → table mean {g['move_mean_ms']} ms" if "move_mean_ms" in g else ""
-        lines.append(
-            f"  {name}: {g['moves']:.0f} moves{mean}; {g['connections']:.0f} connections and "
-            f"{g['tables']:.0f} tables when the window opened"
-        )
-    if "live_tables_by_replica" in s:
-        lines.append(
-            f"  live tables by replica (window opened, closed): {s['live_tables_by_replica']}"
-        )
-    lines.append(
-        f"  clients: {s['procs']} process(es), CPU {s['client_cpu_cores']} cores, "
-        f"loop lag p99 {s['client_loop_lag_p99_ms']} ms"
-    )
-    if s["errors"]:
-        lines.append(f"  errors/refusals: {s['errors']}")
-    return "\n".join(lines)
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return None if a is None or not b else round(a / b, 2)
-
-
-def ratios_and_goals(report: dict[str, Any]) -> None:
-    game, one = report["stack"], report["echo_1_client"]
-    same = report.get("echo_same_load", one)
-    paired = game.get("paired_echo", {})
-    ratios = {
-        "p50_vs_echo_1_client": _ratio(game["p50_ms"], one["p50_ms"]),
-        "p50_vs_paired_echo": _ratio(game["p50_ms"], paired.get("p50_ms")),
-        "p99_vs_paired_echo": _ratio(game["p99_ms"], paired.get("p99_ms")),
-        "p50_vs_echo_same_load": _ratio(game["p50_ms"], same["p50_ms"]),
-        "p99_vs_echo_same_load": _ratio(game["p99_ms"], same["p99_ms"]),
-        "server_cpu_per_move_vs_echo_round_trip": _ratio(
-            game.get("server_cpu_ms_per_op"), one.get("server_cpu_ms_per_op")
-        ),
-    }
-    single = ratios["p50_vs_paired_echo"] or ratios["p50_vs_echo_1_client"]
-    report["ratios"] = ratios
-    report["goals"] = {
-        f"one client's p50 within {GOAL_RATIO:g}x the echo's (meaningful with --clients 1)": (
-            single is not None and single <= GOAL_RATIO
-        ),
-        f"p99 under {GOAL_P99_MS:g} ms": (game["p99_ms"] or 1e9) < GOAL_P99_MS,
     }
 
 
@@ -579,7 +433,7 @@ def main() -> None:
             servers.stop()
         stop_process(echo)
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    ratios_and_goals(report)
+    load_report.ratios_and_goals(report)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -587,15 +441,15 @@ def main() -> None:
         f"machine: {report['cpus']} CPUs, load average {report['load_average_before']} before, "
         f"{report['load_average_after']} after\nserver: {report['server']}"
     )
-    print(_text("echo, 1 client, as fast as it can", report["echo_1_client"]))
+    print(load_report.text("echo, 1 client, as fast as it can", report["echo_1_client"]))
     if "echo_same_load" in report:
         same = report["echo_same_load"]
-        print(_text(f"echo, {args.clients} clients, pace {args.pace} s", same))
+        print(load_report.text(f"echo, {args.clients} clients, pace {args.pace} s", same))
     bots = args.players - args.humans_per_table
     tables = f"{args.humans_per_table} human(s) and {bots} bot(s)"
     tables += f" ({args.level})" if bots else ""
     title = f"rackem, {args.clients} clients, pace {args.pace} s, {tables} per table"
-    print(_text(title, report["stack"]))
+    print(load_report.text(title, report["stack"]))
     print(f"ratios: {report['ratios']}")
     print(f"goals (measured, not asserted): {report['goals']}")
 
