@@ -4,7 +4,7 @@
 // The replay viewer is in the shell too (/replay/ and its files), so a downloaded match
 // log can be replayed offline; every /replay/{table_id} is that one page.
 
-const CACHE = "rackem-shell-v5";
+const CACHE = "rackem-shell-v6";
 const SHELL = [
   "/",
   "/index.html",
@@ -18,8 +18,11 @@ const SHELL = [
   "/js/app.js",
   "/js/cards.js",
   "/js/changes.js",
+  "/js/conn.js",
   "/js/dom.js",
   "/js/finish.js",
+  "/js/handlers.js",
+  "/js/help.js",
   "/js/hints.js",
   "/js/home.js",
   "/js/invite.js",
@@ -27,19 +30,27 @@ const SHELL = [
   "/js/lobby.js",
   "/js/messages.js",
   "/js/movelog.js",
+  "/js/mute.js",
   "/js/replay.js",
   "/js/replay-link.js",
   "/js/replay-model.js",
   "/js/net.js",
+  "/js/play.js",
   "/js/rematch.js",
+  "/js/render.js",
   "/js/rng.js",
   "/js/rules.js",
+  "/js/screens.js",
+  "/js/seat.js",
   "/js/selectors.js",
   "/js/sha256.js",
   "/js/sound.js",
+  "/js/start.js",
+  "/js/state.js",
   "/js/store.js",
   "/js/table.js",
   "/js/verify.js",
+  "/js/view.js",
   "/js/watch.js",
 ];
 
