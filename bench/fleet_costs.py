@@ -61,7 +61,6 @@ LEASE_MS = 600_000  # the leases the bench takes: none expires while 50,000 are 
 SWEEP_S = DEFAULTS.sweep_ms / 1000
 BATCH = 2_000  # calls in flight at once while creating or moving
 MOVE = {"seat": 0, "act": "draw", "from": "stock", "by": "human"}
-REPLY_BODY = "C" * 600  # a SubmitMoveReply's base64, about this long
 
 
 def owner(replica: int) -> str:
@@ -134,7 +133,7 @@ async def one_setup(
                 0,
                 MOVE,
                 state,
-                Reply(0, f"m{n}", 1, REPLY_BODY),
+                Reply(0, f"m{n}", 1),
                 lease_ms=LEASE_MS,
             )
             for n, t in enumerate(picked)

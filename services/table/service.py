@@ -39,8 +39,7 @@ class TableService:
         if not request.HasField("move"):
             raise ServiceError("malformed_move", "a move is required")
         expected = request.expected_version if request.HasField("expected_version") else None
-        reply = await table.submit(seat, request.move, request.move_id, expected)
-        return reply.version
+        return await table.submit(seat, request.move, request.move_id, expected)
 
     async def continue_round(self, request: table_pb2.SeatRequest) -> None:
         """Round over: the seat is ready for the next round."""

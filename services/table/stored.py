@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["STATUSES", "Earlier", "Reply", "SeatMeta", "StoredTable", "TableMeta", "TableState"]
+__all__ = ["STATUSES", "Reply", "SeatMeta", "StoredTable", "TableMeta", "TableState"]
 
 STATUSES = ("playing", "round_over", "finished", "ended")
 
@@ -95,21 +95,12 @@ class TableState:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """An accepted move's answer: its id's version is kept for good, its body while it is
-    the seat's latest (retries are of the latest move; older ids get a fresh view)."""
+    """An accepted move's answer, kept for good: the table's version after ``seat``'s
+    ``move_id`` (a retry of the id gets this version again, and no move is made twice)."""
 
     seat: int
     move_id: str
     version: int
-    body: str  # the SubmitMoveReply, base64
-
-
-@dataclass(frozen=True, slots=True)
-class Earlier:
-    """What the store remembers of a move id: its version, and its reply if still the latest."""
-
-    version: int
-    body: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,14 +180,15 @@ class Table:
 
     async def submit(
         self, seat: int, msg: game_pb2.Move, move_id: str, expected: int | None
-    ) -> table_pb2.SubmitMoveReply:
+    ) -> int:
+        """Apply ``seat``'s move, exactly once per ``move_id``: the table's version after it."""
         if not move_id or len(move_id) > MAX_MOVE_ID:
             raise ServiceError(
                 "bad_request", f"a move needs an id of 1 to {MAX_MOVE_ID} characters"
             )
         async with self.lock:
             self._check_open()
-            earlier = await self._earlier_reply(seat, move_id)
+            earlier = await self._store_call(lambda: self._replies.earlier(seat, move_id))
             if earlier is not None:
                 return earlier
             if self.over:
@@ -207,12 +208,12 @@ class Table:
             now = now_ms()
             self.state.covered[seat] = False
             self._after_move(now)
-            views = self._views(now, extra=seat)
-            reply = table_pb2.SubmitMoveReply(version=self.version, view=views[seat])
-            await self._append(move, Replies.record(seat, move_id, reply))
-            self._replies.remember(seat, move_id, reply)
+            views = self._views(now)
+            version = self.version
+            await self._append(move, Replies.record(seat, move_id, version))
+            self._replies.remember(seat, move_id, version)
             self._push(views)
-            return reply
+            return version
 
     async def subscribe(self, seat: int, notify: Callable[[], None] | None = None) -> Subscriber:
         """A new stream for ``seat`` (ending the seat's older one), its first view queued;
@@ -418,17 +419,6 @@ class Table:
     def _check_open(self) -> None:
         if self.closed is not None:
             raise self.closed
-
-    async def _earlier_reply(self, seat: int, move_id: str) -> table_pb2.SubmitMoveReply | None:
-        earlier = await self._store_call(lambda: self._replies.earlier(seat, move_id))
-        if earlier is None:
-            return None
-        version, reply = earlier
-        if reply is None:  # an older id than the seat's latest: its version, the view now
-            reply = table_pb2.SubmitMoveReply(
-                version=version, view=self._views(now_ms(), extra=seat)[seat]
-            )
-        return reply
 
     def _after_move(self, now: int) -> None:
         self.last_change_ms = now

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
+from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["AppendResult", "TableStore"]
 
@@ -58,8 +58,8 @@ class TableStore(Protocol):
         not ``owner``'s."""
         ...
 
-    async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
-        """What an earlier ``append`` recorded for ``seat``'s ``move_id``, if any."""
+    async def reply(self, table_id: str, seat: int, move_id: str) -> int | None:
+        """The version an earlier ``append`` recorded for ``seat``'s ``move_id``, if any."""
         ...
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:

@@ -23,7 +23,7 @@ import orjson
 from services.common.archive import Archive
 from services.table.store import AppendResult
 from services.table.store.lease_index import FINISHED
-from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
+from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["MemoryStore"]
 
@@ -36,31 +36,22 @@ class _Entry:
     state: str
     log: list[str] = field(default_factory=list)
     versions: dict[tuple[int, str], int] = field(default_factory=dict)
-    latest: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def archived(self) -> str:
         """The entry as one JSON text, for the archive."""
         replies = [[seat, move_id, version] for (seat, move_id), version in self.versions.items()]
-        latest = [[seat, move_id, body] for seat, (move_id, body) in self.latest.items()]
         return orjson.dumps(
-            {
-                "meta": self.meta,
-                "state": self.state,
-                "log": self.log,
-                "replies": replies,
-                "latest": latest,
-            }
+            {"meta": self.meta, "state": self.state, "log": self.log, "replies": replies}
         ).decode()
 
     @classmethod
     def from_archive(cls, text: str) -> _Entry:
-        data = orjson.loads(text)
+        data = orjson.loads(text)  # (an older archive's "latest" replies are not read)
         return cls(
             data["meta"],
             data["state"],
             data["log"],
             {(seat, move_id): version for seat, move_id, version in data["replies"]},
-            {seat: (move_id, body) for seat, move_id, body in data["latest"]},
         )
 
 
@@ -134,7 +125,6 @@ class MemoryStore:
             self._set_lease(table_id, owner, lease_ms)
         if reply is not None:
             entry.versions[reply.seat, reply.move_id] = reply.version
-            entry.latest[reply.seat] = (reply.move_id, reply.body)
         return "ok"
 
     async def save_state(
@@ -148,13 +138,9 @@ class MemoryStore:
             self._set_lease(table_id, owner, lease_ms)
         return True
 
-    async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
+    async def reply(self, table_id: str, seat: int, move_id: str) -> int | None:
         entry = self._entry(table_id) or self._finished(table_id)
-        version = None if entry is None else entry.versions.get((seat, move_id))
-        if entry is None or version is None:
-            return None
-        latest_id, body = entry.latest[seat]
-        return Earlier(version, body if latest_id == move_id else None)
+        return None if entry is None else entry.versions.get((seat, move_id))
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
         holder = self._lease(table_id)

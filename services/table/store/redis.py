@@ -5,7 +5,7 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
     rackem:{t:ID}:meta     string  TableMeta JSON (rules, seats, token hashes, seed)
     rackem:{t:ID}:log      list    one move JSON per accepted move
     rackem:{t:ID}:state    string  TableState JSON (status, deadlines, covers, round over)
-    rackem:{t:ID}:replies  hash    "seat:move_id" -> version; "latest:seat" -> [move_id, reply]
+    rackem:{t:ID}:replies  hash    "seat:move_id" -> the version after that move
     rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed;
                                    "finished" once the match is over and recorded
     rackem:{leases:N}      zset    lease index shard N: id -> when its lease expires
@@ -36,7 +36,7 @@ from services.common.redis_client import Durability, RedisClient
 from services.common.script_batch import ScriptBatch
 from services.table.store import AppendResult
 from services.table.store.lease_index import FINISHED, RedisLeaseIndex
-from services.table.stored import Earlier, Reply, StoredTable, TableMeta, TableState
+from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["RedisStore", "keys"]
 
@@ -55,8 +55,8 @@ if redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[4])
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]) end
-if ARGV[9] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[9]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6]) end
+if ARGV[7] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[7]) end
 return 1
 """
 _SAVE = """
@@ -95,9 +95,8 @@ return 1
 
 def _reply_fields(reply: Reply | None) -> list[str | int]:
     if reply is None:
-        return ["", "", "", ""]
-    latest = json.dumps([reply.move_id, reply.body], separators=(",", ":"))
-    return [f"{reply.seat}:{reply.move_id}", reply.version, f"latest:{reply.seat}", latest]
+        return ["", ""]
+    return [f"{reply.seat}:{reply.move_id}", reply.version]
 
 
 def keys(table_id: str) -> list[str]:
@@ -177,13 +176,9 @@ class RedisStore:
     ) -> bool:
         return bool(await self._save(keys(table_id), [owner, state.to_json(), lease_ms]))
 
-    async def reply(self, table_id: str, seat: int, move_id: str) -> Earlier | None:
-        fields = [f"{seat}:{move_id}", f"latest:{seat}"]
-        version, latest = await self._redis.hmget(keys(table_id)[3], fields)
-        if version is None or latest is None:
-            return None
-        latest_id, body = json.loads(latest)
-        return Earlier(int(version), body if latest_id == move_id else None)
+    async def reply(self, table_id: str, seat: int, move_id: str) -> int | None:
+        version = await self._redis.hget(keys(table_id)[3], f"{seat}:{move_id}")
+        return None if version is None else int(version)
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
         holder = await self._acquire(keys(table_id), [owner, lease_ms])

@@ -17,7 +17,7 @@ from services.table.store import TableStore
 from services.table.store.lease_index import FINISHED, RedisLeaseIndex
 from services.table.store.memory import MemoryStore
 from services.table.store.redis import RedisStore, keys
-from services.table.stored import Earlier, Reply, SeatMeta, TableMeta, TableState
+from services.table.stored import Reply, SeatMeta, TableMeta, TableState
 
 A, B = "replica-a 10.0.0.1:50052", "replica-b 10.0.0.2:50052"
 LEASE = 5_000
@@ -134,19 +134,18 @@ async def test_only_the_lease_holder_writes(store: TableStore) -> None:
     assert loaded is not None and loaded.state.status == "ended"
 
 
-async def test_a_move_id_is_kept_with_its_reply_while_it_is_the_latest(
-    store: TableStore,
-) -> None:
+async def test_every_accepted_move_id_keeps_its_version(store: TableStore) -> None:
     tid = (await _created(store)).table_id
-    first = Reply(0, "move-1", 1, "Zmlyc3Q=")
+    first = Reply(0, "move-1", 1)
     assert await store.append(tid, A, 0, _move(0), TableState.new(2), first) == "ok"
-    assert await store.reply(tid, 0, "move-1") == Earlier(1, "Zmlyc3Q=")
+    assert await store.reply(tid, 0, "move-1") == 1
     assert await store.reply(tid, 1, "move-1") is None  # ids belong to a seat
     assert await store.append(tid, A, 1, _move(1), TableState.new(2)) == "ok"
-    second = Reply(0, "move-2", 3, "c2Vjb25k")
+    second = Reply(0, "move-2", 3)
     assert await store.append(tid, A, 2, _move(0), TableState.new(2), second) == "ok"
-    assert await store.reply(tid, 0, "move-1") == Earlier(1, None)
-    assert await store.reply(tid, 0, "move-2") == Earlier(3, "c2Vjb25k")
+    assert await store.reply(tid, 0, "move-1") == 1  # an older id: still its version
+    assert await store.reply(tid, 0, "move-2") == 3
+    assert await store.reply(tid, 0, "move-3") is None
 
 
 async def test_a_held_lease_is_not_taken_until_released(store: TableStore) -> None:

@@ -178,31 +178,6 @@ class SubmitMoveRequest(_message.Message):
 Global___SubmitMoveRequest: _TypeAlias = SubmitMoveRequest  # noqa: Y015
 
 @_typing.final
-class SubmitMoveReply(_message.Message):
-    """An accepted move's answer as the table keeps it (its store's move replies)."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    VERSION_FIELD_NUMBER: _builtins.int
-    VIEW_FIELD_NUMBER: _builtins.int
-    version: _builtins.int
-    @_builtins.property
-    def view(self) -> _game_pb2.TableView: ...
-    def __init__(
-        self,
-        *,
-        version: _builtins.int = ...,
-        view: _game_pb2.TableView | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version", "view", b"view"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___SubmitMoveReply: _TypeAlias = SubmitMoveReply  # noqa: Y015
-
-@_typing.final
 class Ack(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
