@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
@@ -22,6 +22,7 @@ import grpc
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import CODES, ServiceError, from_rpc_error
 from services.common.lean_sync import Event
+from services.common.pacing import Pacer
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
@@ -145,8 +146,9 @@ class Subscription:
 
 
 class Link:
-    def __init__(self, call: Stream) -> None:
+    def __init__(self, call: Stream, pace_s: float = 0.0) -> None:
         self._call = call
+        self._pacer = Pacer(pace_s)  # services/common/pacing.py
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future[table_pb2.LinkEvent]] = {}
         self._subs: dict[int, Subscription] = {}
@@ -249,6 +251,7 @@ class Link:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
+                await self._pacer.ready()
                 batch, self._outbox = self._outbox, []
                 await self._call.write(table_pb2.LinkUp(calls=batch))
         except asyncio.CancelledError:
@@ -261,8 +264,7 @@ class Link:
     async def _read(self) -> None:
         try:
             async for down in self._call:
-                for event in down.events:
-                    self._dispatch(event)
+                self._deliver(down.events)
             error = ServiceError("unavailable", "the table link closed")
         except asyncio.CancelledError:
             raise
@@ -270,20 +272,42 @@ class Link:
             error = from_rpc_error(exc)
         self._break(error)
 
-    def _dispatch(self, event: table_pb2.LinkEvent) -> None:
-        call_id = event.id
-        sub = self._subs.get(call_id)
-        if sub is not None:
+    def _deliver(self, events: Sequence[table_pb2.LinkEvent]) -> None:
+        """One message's events, in the order the table sent them, as its clients get them.
+
+        An answer's caller resumes on the loop's next turn, while a view reaches its
+        follower at once. So the answers are resolved first, then the views before the
+        last of them are handed on, and the events after it on the next turn, behind the
+        callers' own messages: a mover's ``view`` and ``moved`` are written in one turn
+        (``ws_protocol``: one socket write), and a later view still comes after them.
+        """
+        waiting = self._waiting
+        last = -1
+        for n, event in enumerate(events):
+            answer = waiting.get(event.id)
+            if answer is not None:
+                last = n
+                if not answer.done():
+                    answer.set_result(event)
+        if last < 0:
+            self._hand_on(events)
+            return
+        self._hand_on(events[:last])
+        if last + 1 < len(events):
+            asyncio.get_running_loop().call_soon(self._hand_on, events[last + 1 :])
+
+    def _hand_on(self, events: Sequence[table_pb2.LinkEvent]) -> None:
+        """Views to their subscriptions; a subscription's end ends it."""
+        for event in events:
+            sub = self._subs.get(event.id)
+            if sub is None:
+                continue
             kind = event.WhichOneof("event")
             if kind == "view":
                 sub.put(event.view)
-                return
-            del self._subs[call_id]
-            sub.end(_failure(event.failed) if kind == "failed" else None)
-            return
-        answer = self._waiting.get(call_id)
-        if answer is not None and not answer.done():
-            answer.set_result(event)
+            else:
+                del self._subs[event.id]
+                sub.end(_failure(event.failed) if kind == "failed" else None)
 
     def _break(self, error: ServiceError) -> None:
         if self.broken is not None:
@@ -310,6 +334,7 @@ class Link:
                 await task
 
 
-def dial(stub: TableAsyncStub) -> Link:
-    """A new link over the replica's channel that ``stub`` calls through."""
-    return Link(stub.Link())  # type: ignore[call-arg]  # written to, not fed an iterator
+def dial(stub: TableAsyncStub, pace_s: float = 0.0) -> Link:
+    """A new link over the replica's channel that ``stub`` calls through, writing at most
+    one message every ``pace_s`` (``Pacer``)."""
+    return Link(stub.Link(), pace_s)  # type: ignore[call-arg]  # written to, not fed an iterator
