@@ -61,8 +61,10 @@ class Backends:
         local_links: LocalLinks | None = None,
         matchmaker: Matchmaker | None = None,
         max_channels: int = MAX_CHANNELS,
+        link_pace_s: float = 0.0,
     ) -> None:
         self.timeout = timeout
+        self._link_pace_s = link_pace_s
         self._max_channels = max_channels
         self._local_links = local_links
         self.table_addr = table_addr
@@ -108,7 +110,7 @@ class Backends:
         local = self._local_links(addr) if self._local_links is not None else None
         if local is not None:
             return local
-        return dial(self.table(addr))
+        return dial(self.table(addr), self._link_pace_s)
 
     def _evict(self) -> None:
         """Close the least recently used channel that is not in use, if there is one."""

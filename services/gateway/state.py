@@ -79,6 +79,7 @@ class GatewayState:
             s.rpc_timeout_s,
             local_links=self._local_links,
             matchmaker=self._local_matchmaker,
+            link_pace_s=s.link_pace_ms / 1000,
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
         self._gc.start()

@@ -26,6 +26,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common import eager
 from services.common.errors import ServiceError
 from services.common.logs import event
+from services.common.pacing import Pacer
 from services.common.unexpected import refusal_for
 from services.table.following import Following, Opener
 from services.table.subscribers import Subscriber
@@ -62,9 +63,10 @@ class Operations(Protocol):
 
 
 class LinkServer:
-    def __init__(self, ops: Operations, limit: int) -> None:
+    def __init__(self, ops: Operations, limit: int, pace_s: float = 0.0) -> None:
         self._ops = ops
         self._limit = limit
+        self._pacer = Pacer(pace_s)  # services/common/pacing.py
         self._outbox: list[table_pb2.LinkEvent] = []
         self._wake = asyncio.Event()
         self._subs: dict[int, Following] = {}
@@ -105,6 +107,7 @@ class LinkServer:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            await self._pacer.ready()
             batch = self._outbox[:MAX_EVENTS]
             del self._outbox[:MAX_EVENTS]
             await context.write(table_pb2.LinkDown(events=batch))

@@ -90,7 +90,7 @@ async def create_server(
         shutdown.push_close(bots.close)
         tables = Tables(settings, config, registry, bots, replica_id)
         service = TableService(tables)
-        servicer = TableServicer(service, settings.link_queue)
+        servicer = TableServicer(service, settings.link_queue, settings.link_pace_ms / 1000)
         table_pb2_grpc.add_TableServicer_to_server(servicer, server)
         health = add_health(server, [SERVICE_NAME])
 

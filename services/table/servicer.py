@@ -38,9 +38,12 @@ async def _answer(context: Context, rpc: str, call: Awaitable[T]) -> T:
 
 
 class TableServicer(table_pb2_grpc.TableServicer):
-    def __init__(self, service: TableService, link_queue: int = 20_000) -> None:
+    def __init__(
+        self, service: TableService, link_queue: int = 20_000, link_pace_s: float = 0.0
+    ) -> None:
         self._service = service
         self._link_queue = link_queue
+        self._link_pace_s = link_pace_s
 
     async def CreateTable(
         self, request: table_pb2.CreateTableRequest, context: Context
@@ -62,6 +65,7 @@ class TableServicer(table_pb2_grpc.TableServicer):
         self, request_iterator: AsyncIterator[table_pb2.LinkUp], context: Context
     ) -> None:
         try:
-            await LinkServer(self._service, self._link_queue).run(request_iterator, context)
+            link = LinkServer(self._service, self._link_queue, self._link_pace_s)
+            await link.run(request_iterator, context)
         except ServiceError as err:
             await abort(context, err)

@@ -95,9 +95,10 @@ async def test_out_of_turn_stale_and_duplicate_moves_are_refused(stack: Stack) -
                 assert latest is not None
                 if latest["view"]["turn"] != client.seat and latest["status"] == "playing":
                     break
+                seen = client.views_seen  # (the move's own view may come before its answer)
                 if latest["legal"]:
                     await client.move(choose_move(latest), version=latest["version"])
-                await client.next_view(client.views_seen)
+                await client.next_view(seen)
         try:
             await client.move({"act": "draw", "from": "stock"}, move_id="eager")
         except ServerError as err:

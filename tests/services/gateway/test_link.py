@@ -19,7 +19,7 @@ from services.common.errors import ServiceError
 from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.common.running import Running as TableRunning
-from services.gateway.link import Link, dial
+from services.gateway.link import Link, Stream, dial
 from services.table.server import create_server as create_table_server
 from services.table.store.memory import MemoryStore
 from services.table.views import view_of
@@ -258,3 +258,76 @@ async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_una
     with pytest.raises(ServiceError) as refused:
         await anext(link.subscribe(seat(created, 0)))
     assert refused.value.code == "unavailable"
+
+
+class _Counted:
+    """A ``Table.Link`` call whose messages are counted: calls per message written up,
+    events per message read down."""
+
+    def __init__(self, call: Stream) -> None:
+        self._call = call
+        self.up: list[int] = []
+        self.down: list[int] = []
+
+    async def write(self, message: table_pb2.LinkUp) -> None:
+        self.up.append(len(message.calls))
+        await self._call.write(message)
+
+    def __aiter__(self) -> AsyncIterator[table_pb2.LinkDown]:
+        return self._read()
+
+    async def _read(self) -> AsyncIterator[table_pb2.LinkDown]:
+        async for message in self._call:
+            self.down.append(len(message.events))
+            yield message
+
+    def cancel(self) -> object:
+        return self._call.cancel()
+
+
+async def _one_by_one(link: Link, request: table_pb2.SeatRequest, n: int) -> list[None]:
+    """``n`` calls, each made in a loop turn of its own, 10 ms apart; their answers."""
+    calls = []
+    for _ in range(n):
+        calls.append(asyncio.ensure_future(link.continue_round(request, 5)))
+        await asyncio.sleep(0.01)
+    return await asyncio.gather(*calls)
+
+
+@pytest.mark.parametrize("pace_s", [0.0, 0.3])
+async def test_a_paced_link_sends_the_calls_that_queued_meanwhile_in_one_message(
+    replica: Replica, pace_s: float
+) -> None:
+    created = await replica.table()
+    stream = _Counted(replica.stub.Link())  # type: ignore[call-arg]
+    link = Link(stream, pace_s)
+    try:
+        await link.continue_round(seat(created, 0), 5)  # alone: it leaves at once
+        assert await _one_by_one(link, seat(created, 0), 8) == [None] * 8
+    finally:
+        await link.close()
+    assert stream.up == ([1] * 9 if pace_s == 0 else [1, 8])
+
+
+@pytest.mark.parametrize("pace_ms", [0, 300])
+async def test_a_paced_replica_sends_the_answers_that_queued_meanwhile_in_one_message(
+    bot_server: BotRunning, store: MemoryStore, registry: MemoryRegistry, pace_ms: int
+) -> None:
+    settings = table_settings(link_pace_ms=pace_ms)
+    running = await create_table_server(
+        settings, store=store, registry=registry, bot_addr=bot_server.addr
+    )
+    try:
+        async with grpc.aio.insecure_channel(running.addr) as channel:
+            created = await Replica(running, channel).table()
+            stream = _Counted(table_pb2_grpc.TableStub(channel).Link())  # type: ignore[call-arg]
+            link = Link(stream)
+            try:
+                await link.continue_round(seat(created, 0), 5)
+                assert await _one_by_one(link, seat(created, 0), 8) == [None] * 8
+            finally:
+                await link.close()
+    finally:
+        await running.stop(0)
+    assert stream.up == [1] * 9  # the gateway's side is not paced here
+    assert stream.down == ([1] * 9 if pace_ms == 0 else [1, 8])
