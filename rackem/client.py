@@ -115,6 +115,8 @@ class Client:
             proxy=None if host in _LOCAL or host.startswith("127.") else True,
             max_size=2**20,
             open_timeout=timeout,
+            # As a browser: no pings of its own; it answers the gateway's (every 20 s).
+            ping_interval=None,
             **extra,
         )
         self._reader = asyncio.create_task(self._read())
