@@ -433,7 +433,7 @@ def main() -> None:
             servers.stop()
         stop_process(echo)
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    load_report.ratios_and_goals(report)
+    load_report.ratios_and_goals(report, args.stack)
     if args.json:
         print(json.dumps(report, indent=2))
         return

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["GOAL_P99_MS", "GOAL_RATIO", "ratios_and_goals", "text"]
+__all__ = ["GOALS", "GOAL_P99_MS", "ratios_and_goals", "text"]
 
-GOAL_RATIO = 4.0
+# By stack (``--stack``): one client's move ÷ the echo just before it, and the server's
+# CPU per move at 4,000 humans (docs/performance.md, "Today's figures").
+GOALS = {"up": (1.5, 0.6), "processes": (2.5, 0.9)}
 GOAL_P99_MS = 100.0
 
 
@@ -83,7 +85,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else round(a / b, 2)
 
 
-def ratios_and_goals(report: dict[str, Any]) -> None:
+def ratios_and_goals(report: dict[str, Any], stack: str) -> None:
     game, one = report["stack"], report["echo_1_client"]
     same = report.get("echo_same_load", one)
     paired = game.get("paired_echo", {})
@@ -99,9 +101,14 @@ def ratios_and_goals(report: dict[str, Any]) -> None:
     }
     single = ratios["p50_vs_paired_echo"] or ratios["p50_vs_echo_1_client"]
     report["ratios"] = ratios
+    ratio, cpu = GOALS[stack]
+    per_move = game.get("server_cpu_ms_per_op")
     report["goals"] = {
-        f"one client's p50 within {GOAL_RATIO:g}x the echo's (meaningful with --clients 1)": (
-            single is not None and single <= GOAL_RATIO
+        f"one client's p50 within {ratio:g}x the echo's (with --clients 1)": (
+            single is not None and single <= ratio
+        ),
+        f"server CPU per move at most {cpu:g} ms (at 4,000 humans)": (
+            per_move is not None and per_move <= cpu
         ),
         f"p99 under {GOAL_P99_MS:g} ms": (game["p99_ms"] or 1e9) < GOAL_P99_MS,
     }
