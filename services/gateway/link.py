@@ -177,15 +177,18 @@ class Link:
         Like every call: raises its ``ServiceError``, or ``unavailable`` when the link breaks
         or no answer comes within ``timeout`` seconds.
         """
+        self._pacer.saw(request.table_id)
         event = await self._ask(table_pb2.LinkCall(submit=request), timeout)
         return event.moved
 
     async def continue_round(self, request: table_pb2.SeatRequest, timeout: float) -> None:
         """Round over: the seat is ready for the next round."""
+        self._pacer.saw(request.table_id)
         await self._ask(table_pb2.LinkCall(continue_round=request), timeout)
 
     async def leave(self, request: table_pb2.SeatRequest, timeout: float) -> None:
         """Leave the table for good: a bot takes the seat."""
+        self._pacer.saw(request.table_id)
         await self._ask(table_pb2.LinkCall(leave=request), timeout)
 
     async def _ask(self, call: table_pb2.LinkCall, timeout: float) -> table_pb2.LinkEvent:

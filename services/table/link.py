@@ -137,6 +137,7 @@ class LinkServer:
         kind = call.WhichOneof("call")
         call_id = call.id
         if kind == "submit":
+            self._pacer.saw(call.submit.table_id)
             self._start(call_id, self._submit(call_id, call.submit))
         elif kind in ("subscribe", "watch"):
             older = self._subs.pop(call_id, None)
@@ -152,8 +153,10 @@ class LinkServer:
                 opener, partial(self._view, call_id), partial(self._ended, call_id)
             )
         elif kind == "continue_round":
+            self._pacer.saw(call.continue_round.table_id)
             self._start(call_id, self._done(call_id, self._ops.continue_round(call.continue_round)))
         elif kind == "leave":
+            self._pacer.saw(call.leave.table_id)
             self._start(call_id, self._done(call_id, self._ops.leave(call.leave)))
         elif kind == "unsubscribe":
             wanted = self._subs.pop(call_id, None)
@@ -185,6 +188,7 @@ class LinkServer:
         self._emit(table_pb2.LinkEvent(id=call_id, done=table_pb2.Ack()))
 
     def _view(self, call_id: int, view: game_pb2.TableView) -> None:
+        self._pacer.saw(view.table_id)
         self._emit(table_pb2.LinkEvent(id=call_id, view=view))
 
     def _ended(self, call_id: int, error: ServiceError | None) -> None:

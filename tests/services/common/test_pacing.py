@@ -1,5 +1,5 @@
-"""``Pacer``: a message leaves at once unless the last one left less than the interval ago;
-then it waits out the rest of the interval, never less."""
+"""``Pacer``: a message leaves at once unless the link is busy (traffic of ``tables`` tables
+lately) and the last one left less than the interval ago; then it waits out the rest."""
 
 from __future__ import annotations
 
@@ -19,16 +19,15 @@ def _at_once(pacer: Pacer) -> bool:
     return False
 
 
-async def test_the_first_message_and_one_after_a_quiet_interval_leave_at_once() -> None:
-    pacer = Pacer(0.05)
-    assert _at_once(pacer)
-    await asyncio.sleep(0.06)
-    assert _at_once(pacer)
+def _busy(pacer: Pacer, tables: int = 3) -> None:
+    for n in range(tables):
+        pacer.saw(f"t{n}")
 
 
-async def test_a_message_right_after_another_waits_out_the_interval() -> None:
+async def test_a_message_right_after_another_on_a_busy_link_waits_out_the_interval() -> None:
     loop = asyncio.get_running_loop()
-    pacer = Pacer(0.05)
+    pacer = Pacer(0.05, tables=3)
+    _busy(pacer)
     await pacer.ready()
     left = loop.time()
     assert not _at_once(pacer)
@@ -36,6 +35,31 @@ async def test_a_message_right_after_another_waits_out_the_interval() -> None:
     assert loop.time() - left >= 0.05 - 0.002  # (the loop's clock has ~1 ms steps)
 
 
+async def test_the_first_message_and_one_after_a_quiet_interval_leave_at_once() -> None:
+    pacer = Pacer(0.05, tables=3)
+    _busy(pacer)
+    assert _at_once(pacer)
+    await asyncio.sleep(0.06)
+    assert _at_once(pacer)
+
+
+async def test_a_link_with_fewer_tables_never_waits() -> None:
+    pacer = Pacer(0.05, tables=3)
+    _busy(pacer, tables=2)
+    assert all(_at_once(pacer) for _ in range(3))
+
+
+async def test_a_busy_link_stays_busy_for_the_next_window_then_not() -> None:
+    pacer = Pacer(0.01, tables=3, window_s=0.05)
+    _busy(pacer)
+    assert _at_once(pacer)  # the window starts here
+    await asyncio.sleep(0.06)  # the next window: busy, from the one before
+    assert _at_once(pacer) and not _at_once(pacer)
+    await asyncio.sleep(0.12)  # two quiet windows later: not busy
+    assert _at_once(pacer) and _at_once(pacer)
+
+
 async def test_no_interval_never_waits() -> None:
     pacer = Pacer(0)
+    _busy(pacer)
     assert all(_at_once(pacer) for _ in range(3))

@@ -16,6 +16,7 @@ import pytest
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
+from services.common.pacing import TABLES
 from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.common.running import Running as TableRunning
@@ -35,10 +36,10 @@ class Replica:
         self.channel = channel
         self.stub = table_pb2_grpc.TableStub(channel)
 
-    async def table(self, humans: int = 2) -> table_pb2.CreateTableReply:
+    async def table(self, humans: int = 2, code: str = "LINK42") -> table_pb2.CreateTableReply:
         rules = game_pb2.Rules(players=humans, target=50)
         seats = [table_pb2.SeatSpec(name=f"P{i}") for i in range(humans)]
-        request = table_pb2.CreateTableRequest(code="LINK42", rules=rules, seats=seats)
+        request = table_pb2.CreateTableRequest(code=code, rules=rules, seats=seats)
         reply: table_pb2.CreateTableReply = await self.stub.CreateTable(request, timeout=5)
         return reply
 
@@ -285,32 +286,44 @@ class _Counted:
         return self._call.cancel()
 
 
-async def _one_by_one(link: Link, request: table_pb2.SeatRequest, n: int) -> list[None]:
-    """``n`` calls, each made in a loop turn of its own, 10 ms apart; their answers."""
+async def _tables(replica: Replica) -> list[table_pb2.SeatRequest]:
+    """A seat at each of as many tables as make a link busy (``services/common/pacing.py``)."""
+    return [seat(await replica.table(code=f"LINK4{n}"), 0) for n in range(TABLES)]
+
+
+async def _one_by_one(link: Link, seats: list[table_pb2.SeatRequest]) -> list[None]:
+    """A call at the first seat alone, then one at each seat in turn, twice, each in a
+    loop turn of its own, 10 ms apart; their answers."""
+    await link.continue_round(seats[0], 5)
     calls = []
-    for _ in range(n):
+    for request in seats * 2:
         calls.append(asyncio.ensure_future(link.continue_round(request, 5)))
         await asyncio.sleep(0.01)
     return await asyncio.gather(*calls)
 
 
+# Unpaced, every call goes on its own; paced, the first ones too while fewer than TABLES
+# tables had traffic, then what queues while the pace holds the next message back.
+ALONE = [1] * (1 + 2 * TABLES)
+PACED = [1] * TABLES + [TABLES + 1]
+
+
 @pytest.mark.parametrize("pace_s", [0.0, 0.3])
-async def test_a_paced_link_sends_the_calls_that_queued_meanwhile_in_one_message(
+async def test_a_busy_paced_link_sends_the_calls_that_queued_meanwhile_in_one_message(
     replica: Replica, pace_s: float
 ) -> None:
-    created = await replica.table()
+    seats = await _tables(replica)
     stream = _Counted(replica.stub.Link())  # type: ignore[call-arg]
     link = Link(stream, pace_s)
     try:
-        await link.continue_round(seat(created, 0), 5)  # alone: it leaves at once
-        assert await _one_by_one(link, seat(created, 0), 8) == [None] * 8
+        assert await _one_by_one(link, seats) == [None] * 2 * TABLES
     finally:
         await link.close()
-    assert stream.up == ([1] * 9 if pace_s == 0 else [1, 8])
+    assert stream.up == (ALONE if pace_s == 0 else PACED)
 
 
 @pytest.mark.parametrize("pace_ms", [0, 300])
-async def test_a_paced_replica_sends_the_answers_that_queued_meanwhile_in_one_message(
+async def test_a_busy_paced_replica_sends_the_answers_that_queued_meanwhile_in_one_message(
     bot_server: BotRunning, store: MemoryStore, registry: MemoryRegistry, pace_ms: int
 ) -> None:
     settings = table_settings(link_pace_ms=pace_ms)
@@ -319,15 +332,26 @@ async def test_a_paced_replica_sends_the_answers_that_queued_meanwhile_in_one_me
     )
     try:
         async with grpc.aio.insecure_channel(running.addr) as channel:
-            created = await Replica(running, channel).table()
+            seats = await _tables(Replica(running, channel))
             stream = _Counted(table_pb2_grpc.TableStub(channel).Link())  # type: ignore[call-arg]
             link = Link(stream)
             try:
-                await link.continue_round(seat(created, 0), 5)
-                assert await _one_by_one(link, seat(created, 0), 8) == [None] * 8
+                assert await _one_by_one(link, seats) == [None] * 2 * TABLES
             finally:
                 await link.close()
     finally:
         await running.stop(0)
-    assert stream.up == [1] * 9  # the gateway's side is not paced here
-    assert stream.down == ([1] * 9 if pace_ms == 0 else [1, 8])
+    assert stream.up == ALONE  # the gateway's side is not paced here
+    assert stream.down == (ALONE if pace_ms == 0 else PACED)
+
+
+async def test_one_tables_calls_are_never_held_back(replica: Replica) -> None:
+    """A single table's calls come one after another: pacing them would only delay them."""
+    seats = [seat(await replica.table(), 0)] * TABLES
+    stream = _Counted(replica.stub.Link())  # type: ignore[call-arg]
+    link = Link(stream, 0.3)
+    try:
+        assert await _one_by_one(link, seats) == [None] * 2 * TABLES
+    finally:
+        await link.close()
+    assert stream.up == ALONE
