@@ -8,9 +8,11 @@ ago, it waits out the rest, so what queues meanwhile goes in the same message: i
 sends at most one message per ``interval`` however many moves and views it carries
 (Nagle's algorithm, in time), and nothing waits longer than ``interval``.
 
-Busy means that ``tables`` tables or more had traffic on the link lately (this
-``window`` or the one before). Waiting pays only across tables: one table's moves come
-one after another, each after the answer to the one before, so holding them back
+Busy means that lately (this ``window`` or the one before) the link carried at least
+two events (calls, answers, views) per ``interval`` on average, of ``tables`` tables
+or more. Below that rate a held message would wait alone, and its timer cost the loop
+a wake-up more than it saved. And waiting pays only across tables: one table's moves
+come one after another, each after the answer to the one before, so holding them back
 batches nothing and only delays that table (one fast client against bots, the bots'
 moves back to back). ``interval`` 0 turns it off.
 """
@@ -32,8 +34,10 @@ class Pacer:
         self._window = window_s
         self._last = -interval_s  # (loop time) when the last message left
         self._seen: set[str] = set()  # tables with traffic this window ...
-        self._before = 0  # ... and how many had some the window before
+        self._events = 0  # ... and its events
+        self._before = (0, 0)  # the window before's tables and events
         self._window_ends = 0.0
+        self._rate = 2 * window_s / interval_s if interval_s > 0 else 0.0  # events a window
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _now(self) -> float:
@@ -42,8 +46,10 @@ class Pacer:
             self._loop = asyncio.get_running_loop()
         now = self._loop.time()
         if now >= self._window_ends:
-            self._before = len(self._seen) if now < self._window_ends + self._window else 0
+            just_ended = now < self._window_ends + self._window
+            self._before = (len(self._seen), self._events) if just_ended else (0, 0)
             self._seen = set()
+            self._events = 0
             self._window_ends = now + self._window
         return now
 
@@ -52,10 +58,15 @@ class Pacer:
         if self._interval > 0:
             self._now()
             self._seen.add(table_id)
+            self._events += 1
 
     @property
     def busy(self) -> bool:
-        return max(len(self._seen), self._before) >= self._tables
+        now = (len(self._seen), self._events)
+        return any(
+            tables >= self._tables and events >= self._rate
+            for tables, events in (now, self._before)
+        )
 
     async def ready(self) -> None:
         """Return once a message may leave: at once unless the link is busy and the last

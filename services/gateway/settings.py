@@ -55,8 +55,8 @@ class GatewaySettings:
     # gRPC calls to matchmaker and table.
     rpc_timeout_s: float = 5.0
     # A table link's messages leave at most this often, each with all the calls that
-    # queued meanwhile, once the link carries several tables (services/common/pacing.py); 0: off.
-    link_pace_ms: float = 5.0
+    # queued meanwhile, once the link is busy (services/common/pacing.py); 0: off.
+    link_pace_ms: float = 10.0
     # A table stream lost: tries (the n-th after n times the backoff) before the client
     # is told; 12 tries at 0.2 s steps wait 15.6 s in all, longer than a Redis Sentinel
     # failover with the shipped down-after of 5 s (docs/deploy.md, "What a failover

@@ -50,6 +50,6 @@ class TableSettings:
     spectators_per_table: int = 50  # watchers of one table at once (tables open to them)
     link_queue: int = 20_000  # answers and views queued for one gateway link before it fails
     # A link's messages to a gateway leave at most this often, each with all that queued
-    # meanwhile, once the link carries several tables (services/common/pacing.py); 0: off.
-    link_pace_ms: float = 5.0
+    # meanwhile, once the link is busy (services/common/pacing.py); 0: off.
+    link_pace_ms: float = 10.0
     stop_grace_ms: int = 5_000  # in-flight calls may finish this long on SIGTERM

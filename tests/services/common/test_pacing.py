@@ -1,5 +1,6 @@
-"""``Pacer``: a message leaves at once unless the link is busy (traffic of ``tables`` tables
-lately) and the last one left less than the interval ago; then it waits out the rest."""
+"""``Pacer``: a message leaves at once unless the link is busy (lately, two events an
+interval or more, of ``tables`` tables or more) and the last one left less than the
+interval ago; then it waits out the rest."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ def _at_once(pacer: Pacer) -> bool:
     return False
 
 
-def _busy(pacer: Pacer, tables: int = 3) -> None:
-    for n in range(tables):
-        pacer.saw(f"t{n}")
+def _busy(pacer: Pacer, tables: int = 3, events: int = 12) -> None:
+    for n in range(events):
+        pacer.saw(f"t{n % tables}")
 
 
 async def test_a_message_right_after_another_on_a_busy_link_waits_out_the_interval() -> None:
@@ -45,8 +46,16 @@ async def test_the_first_message_and_one_after_a_quiet_interval_leave_at_once() 
 
 async def test_a_link_with_fewer_tables_never_waits() -> None:
     pacer = Pacer(0.05, tables=3)
-    _busy(pacer, tables=2)
+    _busy(pacer, tables=2, events=100)
     assert all(_at_once(pacer) for _ in range(3))
+
+
+async def test_a_link_with_fewer_than_two_events_an_interval_never_waits() -> None:
+    pacer = Pacer(0.01, tables=3)  # (a window of 0.1 s: busy from 20 events on)
+    _busy(pacer, tables=10, events=19)
+    assert all(_at_once(pacer) for _ in range(3))
+    pacer.saw("t0")  # the 20th: now it is busy, and the last message left just now
+    assert not _at_once(pacer)
 
 
 async def test_a_busy_link_stays_busy_for_the_next_window_then_not() -> None:
