@@ -1,4 +1,4 @@
-"""``Pacer``: a message leaves at once unless the link is busy (lately, two events an
+"""``Pacer``: a message leaves at once unless the link is busy (lately, four events an
 interval or more, of ``tables`` tables or more) and the last one left less than the
 interval ago; then it waits out the rest."""
 
@@ -20,7 +20,7 @@ def _at_once(pacer: Pacer) -> bool:
     return False
 
 
-def _busy(pacer: Pacer, tables: int = 3, events: int = 12) -> None:
+def _busy(pacer: Pacer, tables: int = 3, events: int = 24) -> None:
     for n in range(events):
         pacer.saw(f"t{n % tables}")
 
@@ -50,11 +50,11 @@ async def test_a_link_with_fewer_tables_never_waits() -> None:
     assert all(_at_once(pacer) for _ in range(3))
 
 
-async def test_a_link_with_fewer_than_two_events_an_interval_never_waits() -> None:
-    pacer = Pacer(0.01, tables=3)  # (a window of 0.1 s: busy from 20 events on)
-    _busy(pacer, tables=10, events=19)
+async def test_a_link_with_fewer_than_four_events_an_interval_never_waits() -> None:
+    pacer = Pacer(0.01, tables=3)  # (a window of 0.1 s: busy from 40 events on)
+    _busy(pacer, tables=10, events=39)
     assert all(_at_once(pacer) for _ in range(3))
-    pacer.saw("t0")  # the 20th: now it is busy, and the last message left just now
+    pacer.saw("t0")  # the 40th: now it is busy, and the last message left just now
     assert not _at_once(pacer)
 
 
