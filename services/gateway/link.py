@@ -177,24 +177,25 @@ class Link:
         Like every call: raises its ``ServiceError``, or ``unavailable`` when the link breaks
         or no answer comes within ``timeout`` seconds.
         """
-        self._pacer.saw(request.table_id)
-        event = await self._ask(table_pb2.LinkCall(submit=request), timeout)
+        event = await self._ask(table_pb2.LinkCall(submit=request), request.table_id, timeout)
         return event.moved
 
     async def continue_round(self, request: table_pb2.SeatRequest, timeout: float) -> None:
         """Round over: the seat is ready for the next round."""
-        self._pacer.saw(request.table_id)
-        await self._ask(table_pb2.LinkCall(continue_round=request), timeout)
+        await self._ask(table_pb2.LinkCall(continue_round=request), request.table_id, timeout)
 
     async def leave(self, request: table_pb2.SeatRequest, timeout: float) -> None:
         """Leave the table for good: a bot takes the seat."""
-        self._pacer.saw(request.table_id)
-        await self._ask(table_pb2.LinkCall(leave=request), timeout)
+        await self._ask(table_pb2.LinkCall(leave=request), request.table_id, timeout)
 
-    async def _ask(self, call: table_pb2.LinkCall, timeout: float) -> table_pb2.LinkEvent:
-        """Send ``call`` under a new id; its answer (or its failure raised)."""
+    async def _ask(
+        self, call: table_pb2.LinkCall, table_id: str, timeout: float
+    ) -> table_pb2.LinkEvent:
+        """Send ``call`` (for table ``table_id``) under a new id; its answer (or its
+        failure raised)."""
         if self.broken is not None:
             raise self.broken
+        self._pacer.saw(table_id)
         call.id = call_id = self._new_id()
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[table_pb2.LinkEvent] = loop.create_future()
