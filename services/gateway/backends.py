@@ -17,6 +17,7 @@ import grpc
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
+from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
 from services.gateway.link import LocalLinks, Subscription, TableLink, dial
 from services.gateway.matchmaker import Matchmaker
@@ -72,7 +73,7 @@ class Backends:
         # its gRPC stub.
         self._mm_channel: grpc.aio.Channel | None = None
         if matchmaker is None:
-            self._mm_channel = grpc.aio.insecure_channel(matchmaker_addr, options=CHANNEL_OPTIONS)
+            self._mm_channel = open_channel(matchmaker_addr, CHANNEL_OPTIONS)
             matchmaker = MatchmakerStub(self._mm_channel)
         self.matchmaker: Matchmaker = matchmaker
         self._channels: dict[str, grpc.aio.Channel] = {}
@@ -88,7 +89,7 @@ class Backends:
         if stub is None:
             if len(self._channels) >= self._max_channels:
                 self._evict()
-            channel = grpc.aio.insecure_channel(addr, options=CHANNEL_OPTIONS)
+            channel = open_channel(addr, CHANNEL_OPTIONS)
             self._channels[addr] = channel
             stub = self._stubs[addr] = TableStub(channel)
         else:

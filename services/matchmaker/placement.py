@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 import grpc
 
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.logs import event
 from services.common.registry import Registry, Replica
@@ -69,7 +70,7 @@ class Placer:
     def _stub(self, addr: str) -> table_pb2_grpc.TableAsyncStub:
         channel = self._channels.get(addr)
         if channel is None:
-            channel = grpc.aio.insecure_channel(addr)
+            channel = open_channel(addr)
             self._channels[addr] = channel
         return table_pb2_grpc.TableStub(channel)
 

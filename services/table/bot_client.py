@@ -18,6 +18,7 @@ import grpc
 from rackcore import Move, View
 from rackcore.bots import choose
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
+from services.common.channels import open_channel
 from services.common.logs import event
 from services.convert import move_from_pb
 from services.table.views import view_json
@@ -32,7 +33,7 @@ FALLBACK_LEVEL = "medium"
 class BotClient:
     def __init__(self, addr: str, timeout_ms: int, retry_ms: int) -> None:
         self._addr = addr
-        self._channel = grpc.aio.insecure_channel(addr) if addr else None
+        self._channel = open_channel(addr) if addr else None
         self._stub = bot_pb2_grpc.BotStub(self._channel) if self._channel is not None else None
         self._timeout = timeout_ms / 1000
         self._retry = retry_ms / 1000

@@ -23,6 +23,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.channels import OWN_CONNECTIONS
+
 __all__ = ["Service", "Stack", "free_port"]
 
 
@@ -166,7 +168,7 @@ class Stack:
             if not service.alive():
                 raise RuntimeError(f"{service.name} exited:\n{service.log.read_text()[-3000:]}")
             try:
-                with grpc.insecure_channel(service.addr) as channel:
+                with grpc.insecure_channel(service.addr, options=OWN_CONNECTIONS) as channel:
                     stub = health_pb2_grpc.HealthStub(channel)
                     reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
                     if reply.status == health_pb2.HealthCheckResponse.SERVING:

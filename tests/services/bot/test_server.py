@@ -17,6 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from rackcore import Match, Move, Rules, observe
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import from_rpc_error
 from services.common.running import Running
 from services.convert import move_from_pb
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture
 async def bot(bot_server: Running[None]) -> AsyncIterator[bot_pb2_grpc.BotAsyncStub]:
-    async with grpc.aio.insecure_channel(bot_server.addr) as channel:
+    async with open_channel(bot_server.addr) as channel:
         yield bot_pb2_grpc.BotStub(channel)
 
 
@@ -104,7 +105,7 @@ async def test_requests_it_cannot_answer_are_bad_requests(bot: bot_pb2_grpc.BotA
 
 
 async def test_the_bot_service_reports_serving(bot_server: Running[None]) -> None:
-    async with grpc.aio.insecure_channel(bot_server.addr) as channel:
+    async with open_channel(bot_server.addr) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         for service in ("", "rackem.v1.Bot"):
             reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
@@ -127,7 +128,7 @@ async def test_the_bot_process_serves_until_sigterm_then_exits_cleanly(tmp_path:
                         if '"bot_serving"' in line:
                             port = json.loads(line)["port"]
                     await asyncio.sleep(0.05)
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            async with open_channel(f"127.0.0.1:{port}") as channel:
                 health = health_pb2_grpc.HealthStub(channel)
                 reply = await health.Check(health_pb2.HealthCheckRequest(service="rackem.v1.Bot"))
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING

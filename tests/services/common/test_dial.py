@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import socket
 
-import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.channels import open_channel
 from services.common.dial import (
     LOOPBACK,
     dial_addr,
@@ -78,7 +78,7 @@ async def test_a_grpc_server_binds_host_as_given_and_answers_at_the_address_dial
     await server.start()
     await set_serving(health, [], True)
     try:
-        async with grpc.aio.insecure_channel(dial_addr(host, port)) as channel:
+        async with open_channel(dial_addr(host, port)) as channel:
             reply = await health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=""), timeout=10
             )

@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.pacing import TABLES
 from services.common.registry import MemoryRegistry
@@ -61,7 +62,7 @@ async def replica(
     running = await create_table_server(
         table_settings(), store=store, registry=registry, bot_addr=bot_server.addr
     )
-    async with grpc.aio.insecure_channel(running.addr) as channel:
+    async with open_channel(running.addr) as channel:
         yield Replica(running, channel)
     if not running.service.tables.draining:
         await running.stop(0)
@@ -148,7 +149,7 @@ async def test_a_replica_that_does_not_own_the_table_refuses_with_the_owner(
         table_settings(), store=store, registry=registry, bot_addr=bot_server.addr
     )
     try:
-        async with grpc.aio.insecure_channel(other.addr) as channel:
+        async with open_channel(other.addr) as channel:
             elsewhere = dial(table_pb2_grpc.TableStub(channel))
             try:
                 with pytest.raises(ServiceError) as moved:
@@ -219,7 +220,7 @@ async def test_a_call_nobody_answers_times_out_unavailable_and_a_late_answer_is_
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        async with open_channel(f"127.0.0.1:{port}") as channel:
             link = dial(table_pb2_grpc.TableStub(channel))
             try:
                 with pytest.raises(ServiceError) as late:
@@ -331,7 +332,7 @@ async def test_a_busy_paced_replica_sends_the_answers_that_queued_meanwhile_in_o
         settings, store=store, registry=registry, bot_addr=bot_server.addr
     )
     try:
-        async with grpc.aio.insecure_channel(running.addr) as channel:
+        async with open_channel(running.addr) as channel:
             seats = await _tables(Replica(running, channel))
             stream = _Counted(table_pb2_grpc.TableStub(channel).Link())  # type: ignore[call-arg]
             link = Link(stream)

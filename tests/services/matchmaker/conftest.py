@@ -9,11 +9,11 @@ from contextlib import AsyncExitStack
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import grpc
 import pytest
 import redis.asyncio as aioredis
 
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
+from services.common.channels import open_channel
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry, Registry
 from services.common.running import Running
@@ -135,7 +135,7 @@ class Cluster:
 
     async def client(self, running: Running) -> Stub:
         """A stub on a channel of its own."""
-        channel = grpc.aio.insecure_channel(running.addr)
+        channel = open_channel(running.addr)
         self._stack.push_async_callback(channel.close, None)
         return matchmaker_pb2_grpc.MatchmakerStub(channel)
 

@@ -14,6 +14,7 @@ import pytest
 from rackem.seam.matchmaker import LocalMatchmaker
 from services._gen.rackem.v1 import game_pb2, matchmaker_pb2_grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
+from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry
@@ -123,7 +124,7 @@ async def test_an_unexpected_failure_is_internal_and_logged_without_names(
 ) -> None:
     caplog.set_level(logging.INFO, logger="rackem")
     running = await create_server(FAST, BrokenStore(), MemoryRegistry())
-    channel = grpc.aio.insecure_channel(running.addr)
+    channel = open_channel(running.addr)
     try:
         request = pb.QuickMatchRequest(name="Secret Sam", players=2)
         with pytest.raises(ServiceError) as failed:
@@ -147,7 +148,7 @@ async def test_redis_unreachable_is_unavailable_in_process_and_over_grpc(
     client = connect("redis://127.0.0.1:1/0")  # nothing listens there: refused at once
     caplog.set_level(logging.INFO, logger="rackem")
     running = await create_server(FAST, RedisStore(client), MemoryRegistry())
-    channel = grpc.aio.insecure_channel(running.addr)
+    channel = open_channel(running.addr)
     try:
         request = pb.QuickMatchRequest(name="Secret Sam", players=2)
         with pytest.raises(ServiceError) as failed:

@@ -8,8 +8,9 @@ import os
 import signal
 import sys
 
-import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.common.channels import open_channel
 
 from .clients import LIMIT_S
 
@@ -33,7 +34,7 @@ async def test_the_module_serves_from_the_environment_and_stops_on_sigterm() -> 
                 lines.append(json.loads(raw))
         serving = next(line for line in lines if line["event"] == "serving")
         assert serving["service"] == "matchmaker" and serving["store"] == "MemoryStore"
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{serving['port']}") as channel:
+        async with open_channel(f"127.0.0.1:{serving['port']}") as channel:
             health = health_pb2_grpc.HealthStub(channel)
             reply = await health.Check(health_pb2.HealthCheckRequest())
             assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -16,6 +16,7 @@ from redis_engines import Single
 
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ERROR_KEY
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry
@@ -41,7 +42,7 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 async def test_health_serves_then_goes_not_serving_on_stop() -> None:
     running = await create_server(FAST)
-    channel = grpc.aio.insecure_channel(running.addr)
+    channel = open_channel(running.addr)
     try:
         health = health_pb2_grpc.HealthStub(channel)
         for name in ("", SERVICE_NAME):
@@ -61,7 +62,7 @@ async def test_health_serves_then_goes_not_serving_on_stop() -> None:
 
 async def test_stop_ends_lobby_streams_cleanly_instead_of_cutting_them() -> None:
     running = await create_server(SLOW_FILL)
-    channel = grpc.aio.insecure_channel(running.addr)
+    channel = open_channel(running.addr)
     try:
         stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
         ann = await stub.CreateTable(pb.CreatePrivateRequest(name="Ann"))
@@ -92,7 +93,7 @@ async def test_an_unexpected_failure_is_internal_and_its_text_is_not_sent(
 ) -> None:
     caplog.set_level(logging.INFO, logger="rackem")
     running = await create_server(FAST, BrokenStore(), MemoryRegistry())
-    channel = grpc.aio.insecure_channel(running.addr)
+    channel = open_channel(running.addr)
     try:
         stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -115,7 +116,7 @@ async def test_redis_unreachable_is_unavailable_never_internal(
     client = connect("redis://127.0.0.1:1/0")
     caplog.set_level(logging.INFO, logger="rackem")
     running = await create_server(FAST, RedisStore(client), MemoryRegistry())
-    channel = grpc.aio.insecure_channel(running.addr)
+    channel = open_channel(running.addr)
     try:
         stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -140,7 +141,7 @@ async def test_redis_full_is_unavailable_and_logged_store_full(
     client = connect(engine.url)
     caplog.set_level(logging.INFO, logger="rackem")
     running = await create_server(FAST, RedisStore(client), MemoryRegistry())
-    channel = grpc.aio.insecure_channel(running.addr)
+    channel = open_channel(running.addr)
     try:
         with engine.server.client() as admin:  # full: maxmemory below what it holds
             admin.config_set("maxmemory", "1")

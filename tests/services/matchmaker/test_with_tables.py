@@ -13,6 +13,7 @@ import pytest
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
+from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry, Registry, Replica
 from services.common.running import Running as TableRunning
@@ -43,7 +44,7 @@ async def tables(registry: Registry) -> AsyncIterator[list[TableRunning]]:
 
 async def first_view(replica: str, table_id: str, token: str) -> game_pb2.TableView:
     """The seat's first view, over the gateway's link client to ``replica``."""
-    async with grpc.aio.insecure_channel(replica) as channel:
+    async with open_channel(replica) as channel:
         link = dial(table_pb2_grpc.TableStub(channel))
         try:
             views = link.subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
@@ -141,7 +142,7 @@ async def test_a_direct_call_refuses_as_grpc_does_and_the_next_replica_is_tried(
     await draining.service.tables.drain()  # refuses new tables: shutting_down
     with pytest.raises(ServiceError) as refused_directly:
         await draining.service.create(table_request("t-local-2"))
-    async with grpc.aio.insecure_channel(draining.addr) as channel:
+    async with open_channel(draining.addr) as channel:
         with pytest.raises(grpc.aio.AioRpcError) as over_grpc:
             await table_pb2_grpc.TableStub(channel).CreateTable(table_request("t-local-2"))
     expected = from_rpc_error(over_grpc.value)

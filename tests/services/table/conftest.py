@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 import pytest
 
 from services._gen.rackem.v1 import table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.registry import MemoryRegistry
 from services.common.running import Running
 from services.common.running import Running as BotRunning
@@ -30,7 +30,7 @@ async def table_server(bot_server: BotRunning) -> AsyncIterator[Running]:
 
 @pytest.fixture
 async def stub(table_server: Running) -> AsyncIterator[table_pb2_grpc.TableAsyncStub]:
-    async with grpc.aio.insecure_channel(table_server.addr) as channel:
+    async with open_channel(table_server.addr) as channel:
         yield table_pb2_grpc.TableStub(channel)
 
 

@@ -8,12 +8,12 @@ import logging
 from contextlib import AsyncExitStack
 from typing import TypeAlias
 
-import grpc
 import pytest
 
 from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.convert import move_to_pb
 from services.gateway.link import Link, Subscription
@@ -48,7 +48,7 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=150, bot_delay_ms=1_000)
-    async with grpc.aio.insecure_channel(server.addr) as channel, AsyncExitStack() as stack:
+    async with open_channel(server.addr) as channel, AsyncExitStack() as stack:
         stub = table_pb2_grpc.TableStub(channel)
         link = await stack.enter_async_context(linked(stub))
         created = await create_table(stub, humans=1, bots=1)
@@ -100,7 +100,7 @@ async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=150, bot_delay_ms=400)
-    async with grpc.aio.insecure_channel(server.addr) as channel, AsyncExitStack() as stack:
+    async with open_channel(server.addr) as channel, AsyncExitStack() as stack:
         stub = table_pb2_grpc.TableStub(channel)
         link = await stack.enter_async_context(linked(stub))
         created = await create_table(stub, humans=1, bots=1)
@@ -126,7 +126,7 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=800, bot_delay_ms=50)
-    async with grpc.aio.insecure_channel(server.addr) as channel, AsyncExitStack() as stack:
+    async with open_channel(server.addr) as channel, AsyncExitStack() as stack:
         stub = table_pb2_grpc.TableStub(channel)
         link = await stack.enter_async_context(linked(stub))
         created = await create_table(stub, humans=2, bots=0)
@@ -170,7 +170,7 @@ async def test_the_round_over_screen_waits_for_the_connected_human(
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=50, continue_ms=600_000)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=1, bots=1, target=100)
         watcher = SeatPlayer(stub, created.table_id, created.tokens[0], 0, plays=False)
@@ -186,7 +186,7 @@ async def test_the_next_round_comes_at_the_deadline_without_a_continue(
     start_table_server: ServerFactory,
 ) -> None:
     server = await start_table_server(decision_ms=50, continue_ms=200)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=1, bots=1, target=100)
         watcher = SeatPlayer(
@@ -204,7 +204,7 @@ async def test_a_table_without_a_connected_human_is_abandoned(
 ) -> None:
     caplog.set_level(logging.INFO, logger="rackem.table")
     server = await start_table_server(decision_ms=600_000, abandon_ms=200)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=1, bots=1)
         request = table_pb2.SummaryRequest(table_id=created.table_id)
@@ -225,7 +225,7 @@ async def test_bots_fall_back_in_process_when_the_bot_service_is_unreachable(
 ) -> None:
     caplog.set_level(logging.INFO, logger="rackem.table")
     server = await start_table_server(bot_addr="127.0.0.1:1", bot_timeout_ms=500)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=1, bots=2)
         player = SeatPlayer(stub, created.table_id, created.tokens[0], 0)

@@ -12,11 +12,11 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-import grpc
 import pytest
 
 from rackcore import verify
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.running import Running as BotRunning
 from table.table_players import SeatPlayer, create_table
@@ -138,8 +138,8 @@ async def test_a_killed_replicas_table_is_taken_over_and_finishes(
 ) -> None:
     first, second = await asyncio.gather(replicas(), replicas())
     async with (
-        grpc.aio.insecure_channel(first.addr) as a,
-        grpc.aio.insecure_channel(second.addr) as b,
+        open_channel(first.addr) as a,
+        open_channel(second.addr) as b,
     ):
         created = await create_table(table_pb2_grpc.TableStub(a), humans=2, bots=0, target=100)
         assert created.replica == first.addr
@@ -160,8 +160,8 @@ async def test_a_replica_stopped_by_sigterm_hands_its_table_over(
 ) -> None:
     first, second = await asyncio.gather(replicas(), replicas())
     async with (
-        grpc.aio.insecure_channel(first.addr) as a,
-        grpc.aio.insecure_channel(second.addr) as b,
+        open_channel(first.addr) as a,
+        open_channel(second.addr) as b,
     ):
         stub_a = table_pb2_grpc.TableStub(a)
         created = await create_table(stub_a, humans=2, bots=0, target=100)

@@ -9,11 +9,11 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Sequence
 
-import grpc
 import pytest
 from redis_engines import Engines
 
 from services._gen.rackem.v1 import table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.redis_client import connect
 from services.common.registry import MemoryRegistry
 from services.table.store.lease_index import FINISHED
@@ -41,7 +41,7 @@ async def test_a_renewal_round_renews_only_the_idle_tables(
 ) -> None:
     store = _RenewCalls()
     server = await start_table_server(store=store, decision_ms=QUIET, lease_ms=3 * QUIET)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(4)]
     tables = [server.service.tables.live[t] for t in ids]
@@ -59,7 +59,7 @@ async def test_a_renewal_round_renews_only_the_idle_tables(
 async def test_an_accepted_move_renews_its_tables_lease(start_table_server: ServerFactory) -> None:
     store = MemoryStore()
     server = await start_table_server(store=store, lease_ms=3 * QUIET)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         created = await create_table(table_pb2_grpc.TableStub(channel), humans=0, bots=2)
     table = server.service.tables.live[created.table_id]
     before = table.lease_renewed
@@ -77,7 +77,7 @@ async def test_a_drained_replicas_tables_spread_over_the_others(
     store, registry = MemoryStore(), MemoryRegistry()
     kw = {"store": store, "registry": registry, "decision_ms": QUIET, "sweep_ms": QUIET}
     a, b, c = [await start_table_server(**kw) for _ in range(3)]
-    async with grpc.aio.insecure_channel(a.addr) as channel:
+    async with open_channel(a.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(30)]
     await a.stop(0)  # drains: every lease released, listed expired at once
@@ -120,7 +120,7 @@ async def test_a_finished_match_is_recorded_once_though_a_fast_sweep_finds_it_li
     caplog.set_level(logging.INFO, logger="rackem.table")
     registry = MemoryRegistry()
     owner = await start_table_server(store=late_store, registry=registry, lease_ms=600)
-    async with grpc.aio.insecure_channel(owner.addr) as channel:
+    async with open_channel(owner.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         ids = [(await create_table(stub, humans=0, bots=2)).table_id for _ in range(6)]
     async with asyncio.timeout(60):  # bots only: they play at once to the end
@@ -165,7 +165,7 @@ async def test_a_lease_its_dead_owner_still_holds_is_swept_again_at_the_next_swe
     the next sweep, not only after the claim (a whole lease) has run out."""
     store = _Notes()
     sweeper = await start_table_server(store=store, sweep_ms=QUIET, decision_ms=QUIET)
-    async with grpc.aio.insecure_channel(sweeper.addr) as channel:
+    async with open_channel(sweeper.addr) as channel:
         created = await create_table(table_pb2_grpc.TableStub(channel), humans=1, bots=1)
     table_id = created.table_id
     dead = "gone 10.9.9.9:50052"  # in no registry

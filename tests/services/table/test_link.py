@@ -24,6 +24,7 @@ from rackcore import verify
 from rackcore.bots import choose
 from rackem.seam.tables import DirectLink
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.running import Running
 from services.convert import move_to_pb
@@ -51,7 +52,7 @@ def transport(request: pytest.FixtureRequest) -> str:
 async def replica(start_table_server: ServerFactory) -> AsyncIterator[Replica]:
     """A replica, and a stub on a channel to it."""
     running = await start_table_server()
-    async with grpc.aio.insecure_channel(running.addr) as channel:
+    async with open_channel(running.addr) as channel:
         yield running, table_pb2_grpc.TableStub(channel)
 
 
@@ -302,7 +303,7 @@ async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
     start_table_server: ServerFactory,
 ) -> None:
     running = await start_table_server(link_queue=50)
-    async with grpc.aio.insecure_channel(running.addr) as channel:
+    async with open_channel(running.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await create_table(stub, humans=2, bots=0)
         seat = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])

@@ -11,13 +11,13 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 from redis_engines import Single
 
 from rackcore import verify
 from rackcore.bots import choose
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.redis_client import connect
 from services.common.registry import RedisRegistry
@@ -66,7 +66,7 @@ async def test_moves_made_while_redis_restarts_wait_and_the_match_goes_on(
 ) -> None:
     running, store = replica
     caplog.set_level(logging.INFO, logger="rackem")
-    async with grpc.aio.insecure_channel(running.addr) as channel:
+    async with open_channel(running.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         reply = await create_table(stub, humans=2, bots=0, target=75)
         players = [SeatPlayer(stub, reply.table_id, reply.tokens[s], s) for s in range(2)]
@@ -81,7 +81,7 @@ async def test_moves_made_while_redis_restarts_wait_and_the_match_goes_on(
     assert not [r for r in caplog.records if r.getMessage() == "store_error"]
     stored = await store.load(reply.table_id)
     assert stored is not None and stored.state.over
-    async with grpc.aio.insecure_channel(running.addr) as channel:
+    async with open_channel(running.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=reply.table_id))
     log = json.loads(record.log_json)
@@ -98,7 +98,7 @@ async def test_a_move_refused_for_a_long_outage_is_kept_once_when_retried_by_its
     )
     try:
         async with (
-            grpc.aio.insecure_channel(running.addr) as channel,
+            open_channel(running.addr) as channel,
             contextlib.AsyncExitStack() as stack,
         ):
             stub = table_pb2_grpc.TableStub(channel)

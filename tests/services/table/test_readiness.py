@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis_engines import Single
 
+from services.common.channels import open_channel
 from services.common.running import Running as BotRunning
 from services.table.server import ALIVE, create_server
 from table.table_players import fast_settings
@@ -34,7 +34,7 @@ async def test_a_replica_that_lost_redis_is_not_ready_until_it_is_back(
     redis.start()
     running = await create_server(fast_settings(redis_url=redis.url), bot_addr=bot_server.addr)
     try:
-        async with grpc.aio.insecure_channel(running.addr) as channel:
+        async with open_channel(running.addr) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             assert await _status(health) == SERVING
             redis.server.kill()

@@ -15,6 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from rackcore import verify
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import from_rpc_error
 from services.common.logs import JsonFormatter
 from services.common.running import Running as BotRunning
@@ -113,7 +114,7 @@ async def test_an_unknown_table_is_not_found(stub: table_pb2_grpc.TableAsyncStub
 
 async def test_health_is_serving_until_stop_then_not(bot_server: BotRunning) -> None:
     running = await create_server(fast_settings(), bot_addr=bot_server.addr)
-    async with grpc.aio.insecure_channel(running.addr) as channel:
+    async with open_channel(running.addr) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         watch = health.Watch(health_pb2.HealthCheckRequest(service="rackem.v1.Table"))
         first = await watch.read()

@@ -6,11 +6,11 @@ import asyncio
 import contextlib
 import json
 
-import grpc
 import pytest
 
 from rackcore import SPECTATOR
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.running import Running
 from services.table.views import view_of
@@ -79,7 +79,7 @@ async def test_watchers_past_the_cap_are_refused_and_count_as_no_human(
     start_table_server: ServerFactory,
 ) -> None:
     server: Running = await start_table_server(spectators_per_table=2, abandon_ms=1_000)
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         created = await open_table(stub, 1, 1, spectators=True, target=1000)
         views: list[list[game_pb2.TableView]] = [[], []]

@@ -11,6 +11,7 @@ import grpc
 
 from rackcore import verify
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
+from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry
 from services.table.store.memory import MemoryStore
@@ -25,8 +26,8 @@ async def test_a_replica_that_does_not_own_a_table_names_its_owner(
     owner = await start_table_server(store=store, registry=registry)
     other = await start_table_server(store=store, registry=registry)
     async with (
-        grpc.aio.insecure_channel(owner.addr) as a,
-        grpc.aio.insecure_channel(other.addr) as b,
+        open_channel(owner.addr) as a,
+        open_channel(other.addr) as b,
     ):
         created = await create_table(table_pb2_grpc.TableStub(a), humans=1, bots=1)
         assert created.replica == owner.addr
@@ -49,8 +50,8 @@ async def test_a_stopping_replica_hands_its_tables_over_and_no_match_ends(
     first = await start_table_server(store=store, registry=registry)
     second = await start_table_server(store=store, registry=registry)
     async with (
-        grpc.aio.insecure_channel(first.addr) as a,
-        grpc.aio.insecure_channel(second.addr) as b,
+        open_channel(first.addr) as a,
+        open_channel(second.addr) as b,
     ):
         stub_a, stub_b = table_pb2_grpc.TableStub(a), table_pb2_grpc.TableStub(b)
         created = await create_table(stub_a, humans=2, bots=0)
@@ -84,7 +85,7 @@ async def test_the_sweeper_adopts_a_table_nobody_asks_for(
     clocks = {"decision_ms": 600_000, "reconnect_grace_ms": 0}
     first = await start_table_server(store=store, registry=registry, **clocks)
     second = await start_table_server(store=store, registry=registry, **clocks)
-    async with grpc.aio.insecure_channel(first.addr) as a:
+    async with open_channel(first.addr) as a:
         created = await create_table(table_pb2_grpc.TableStub(a), humans=1, bots=1)
     table = first.service.tables.live[created.table_id]
     async with asyncio.timeout(10):  # the bot moves at once; then the human's clock runs long
@@ -105,8 +106,8 @@ async def test_a_move_id_counts_once_across_a_hand_over(start_table_server: Serv
     first = await start_table_server(store=store, registry=registry)
     second = await start_table_server(store=store, registry=registry)
     async with (
-        grpc.aio.insecure_channel(first.addr) as a,
-        grpc.aio.insecure_channel(second.addr) as b,
+        open_channel(first.addr) as a,
+        open_channel(second.addr) as b,
     ):
         stub_a, stub_b = table_pb2_grpc.TableStub(a), table_pb2_grpc.TableStub(b)
         created = await create_table(stub_a, humans=2, bots=0)
@@ -140,8 +141,8 @@ async def test_a_create_repeated_at_another_replica_names_the_owner(
         seats=[table_pb2.SeatSpec(name="Ann", token_hash=digest), table_pb2.SeatSpec(bot=True)],
     )
     async with (
-        grpc.aio.insecure_channel(owner.addr) as a,
-        grpc.aio.insecure_channel(other.addr) as b,
+        open_channel(owner.addr) as a,
+        open_channel(other.addr) as b,
     ):
         first = await table_pb2_grpc.TableStub(a).CreateTable(request)
         again = await table_pb2_grpc.TableStub(b).CreateTable(request)
@@ -163,7 +164,7 @@ async def test_a_table_that_will_not_rebuild_is_unavailable_not_a_crash(
         == "ok"
     )
     await store.release("t-broken", "gone 127.0.0.1:1")
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         request = table_pb2.SummaryRequest(table_id="t-broken")
         try:
@@ -195,7 +196,7 @@ async def test_a_lost_lease_among_many_closes_only_that_table(
     store = _RenewCalls()
     server = await start_table_server(store=store, decision_ms=600_000)
     owner = server.service.tables.config.owner
-    async with grpc.aio.insecure_channel(server.addr) as channel:
+    async with open_channel(server.addr) as channel:
         stub = table_pb2_grpc.TableStub(channel)
         ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(6)]
     tables = {tid: server.service.tables.live[tid] for tid in ids}
