@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common import logs, loop, running
 from services.common.archive import Archive, data_file
+from services.common.cancelling import cancel_until_done
 from services.common.dial import dial_addr
 from services.common.grpc_server import add_health, bind, new_server, set_serving
 from services.common.logs import event
@@ -45,10 +46,8 @@ def _wall_ms() -> int:
 
 
 async def _end(task: asyncio.Task[None]) -> None:
-    """Cancel ``task`` until it ends: one cancellation may be swallowed (see Starter.run)."""
-    while not task.done():
-        task.cancel()
-        await asyncio.wait([task], timeout=0.1)
+    """Cancel ``task`` until it ends (services/common/cancelling.py); log if it failed."""
+    await cancel_until_done(task)
     if not task.cancelled() and task.exception() is not None:
         event(log, "task_failed", logging.ERROR, error_type=type(task.exception()).__name__)
 

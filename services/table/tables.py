@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from rackcore import Match, RulesError, commitment
 from rackcore.bots import LEVELS
 from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.common.cancelling import cancel_until_done
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.names import name_problem
@@ -450,9 +451,9 @@ class Tables:
     async def drain(self) -> None:
         """Stop taking tables, close each one (its streams end ``shutting_down``), release it."""
         self.draining = True
-        for loop in self._loops:
-            loop.cancel()
-        await asyncio.gather(*self._loops, return_exceptions=True)
+        # Cancelled again until they end: a loop's cancellation can be swallowed by a
+        # Redis call (services/common/cancelling.py), and it would then go on forever.
+        await asyncio.gather(*(cancel_until_done(loop) for loop in self._loops))
         try:
             await self._heartbeat()
         except Exception:
