@@ -88,6 +88,28 @@ def dump_tasks(signum: int = 0, frame: object = None) -> Path:
 signal.signal(signal.SIGUSR1, dump_tasks)
 
 
+def _hold_grpc_aio() -> object:
+    """One aio channel (never used) kept for the whole session, so gRPC's asyncio layer
+    is set up once, as in a service's process. gRPC counts its live aio channels and
+    servers and tears the whole layer down (its completion queue, its poller thread,
+    grpc core) when none is left, which between tests happened every few tests
+    (the poller thread's name counted past 70), and sets it up again on the next."""
+    import grpc
+
+    loop = asyncio.new_event_loop()
+    try:
+
+        async def channel() -> grpc.aio.Channel:
+            return grpc.aio.insecure_channel("127.0.0.1:9")  # never dialled: no call on it
+
+        return loop.run_until_complete(channel())
+    finally:
+        loop.close()
+
+
+_GRPC_AIO_HELD = _hold_grpc_aio()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """``rackem up`` keeps finished matches under ``$XDG_DATA_HOME/rackem``: in tests (and
