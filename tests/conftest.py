@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from published_ports import published_port
 from redis_engines import Engines
 
 PODMAN_SOCKET = Path("/run/podman/podman.sock")
@@ -180,10 +181,43 @@ def redis_url(container_engine: Engine) -> Iterator[str]:
     from testcontainers.community.redis import RedisContainer
 
     image = os.environ.get("RACKEM_REDIS_IMAGE", "redis:7")
-    with RedisContainer(image) as container:
+    _remove_orphans()
+    # On a port no server of ours can be given (tests/published_ports.py); labelled so
+    # that a later session removes it if this one is killed (no reaper runs here).
+    container = RedisContainer(image).with_bind_ports(6379, published_port())
+    container.with_kwargs(labels={OWNER_LABEL: str(os.getpid())})
+    with container:
         host = container.get_container_host_ip()
         port = container.get_exposed_port(container.port)
         yield f"redis://{host}:{port}/0"
+
+
+OWNER_LABEL = "rackem.tests.pid"
+
+
+def _remove_orphans() -> None:
+    """Remove test containers whose pytest process is gone (killed before its teardown)."""
+    import docker
+
+    client = docker.from_env(timeout=30)
+    try:
+        for found in client.containers.list(all=True, filters={"label": OWNER_LABEL}):
+            pid = int(found.labels.get(OWNER_LABEL, "0") or 0)
+            if pid and _alive(pid):
+                continue
+            found.remove(force=True)
+    finally:
+        client.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @pytest.fixture(scope="session")

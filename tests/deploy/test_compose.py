@@ -7,7 +7,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from published_ports import published_port
 
 import rackcore
 from rackem.client import Client, play_match
@@ -102,18 +102,11 @@ class Stack:
         return self.run("logs", "--no-color", "--tail", "40").stdout
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def stack(container_engine: Engine, compose: list[str]) -> Iterator[Stack]:
     """A compose project of its own (name, host port); taken down afterwards."""
     project = f"rackem-test-{secrets.token_hex(3)}"
-    stack = Stack([*compose, "--project-name", project], {**os.environ}, free_port())
+    stack = Stack([*compose, "--project-name", project], {**os.environ}, published_port())
     stack.env["RACKEM_PORT"] = str(stack.port)
     stack.env["REDIS_PASSWORD"] = secrets.token_hex(16)
     healthchecks = None
