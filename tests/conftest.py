@@ -1,5 +1,5 @@
 """Top-level fixtures: the container engine, and a real Redis for the whole session; and
-``kill -USR1 <pytest's pid>`` to see what a hung test waits on (``dump_tasks``).
+``kill -USR1 <pytest's pid>`` to see what a hung test waits on (tests/hangs.py).
 
 Machines without a Docker engine run podman behind the Docker API on
 ``/run/podman/podman.sock`` (``scripts/setup``; ``docs/containers.md``). When that
@@ -11,19 +11,17 @@ so a plain ``pytest`` works as well as ``scripts/test``.
 from __future__ import annotations
 
 import asyncio
-import faulthandler
 import gc
 import os
 import shutil
 import signal
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from hangs import dump_tasks
 from published_ports import published_port
 from redis_engines import Engines
 
@@ -57,33 +55,6 @@ def podman_environment(
 
 for _name, _value in podman_environment(os.environ).items():
     os.environ.setdefault(_name, _value)
-
-
-def dump_tasks(signum: int = 0, frame: object = None) -> Path:
-    """Every thread's stack and every pending asyncio task's, into a file of its own
-    (``rackem-tasks-<pid>.txt`` in the temporary directory): what a hung test waits on.
-    ``kill -USR1 <pytest's pid>`` calls it; a stack of threads alone shows an idle loop."""
-    path = Path(tempfile.gettempdir()) / f"rackem-tasks-{os.getpid()}.txt"
-    with path.open("w") as out:
-        faulthandler.dump_traceback(out, all_threads=True)
-        try:
-            tasks = asyncio.all_tasks()
-        except RuntimeError:  # no loop runs
-            tasks = set()
-        out.write(f"\n{len(tasks)} asyncio tasks\n")
-        for task in tasks:
-            out.write(f"\n{task!r}\n")
-            awaited: Any = task.get_coro()
-            while awaited is not None:  # the chain of awaits, innermost last
-                frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
-                if frame is None:
-                    out.write(f"  {awaited!r}\n")
-                else:
-                    code = frame.f_code
-                    out.write(f"  {code.co_filename}:{frame.f_lineno} {code.co_name}\n")
-                inner = getattr(awaited, "cr_await", None)
-                awaited = inner if inner is not None else getattr(awaited, "gi_yieldfrom", None)
-    return path
 
 
 signal.signal(signal.SIGUSR1, dump_tasks)
