@@ -5,15 +5,17 @@ Keywords: ``type`` (a name or a list of names), ``const``, ``enum``, ``propertie
 ``minItems``/``maxItems``, ``minLength``/``maxLength``, ``pattern`` (whole-string),
 ``minimum``/``maximum``, and ``$ref`` to ``#/$defs/NAME``. Annotations (``$schema``,
 ``$id``, ``title``, ``description``, ``$comment``, ``$defs``) are ignored. Any other
-keyword is refused when a schema is compiled, so a schema never silently means less
-than it says. As in JSON Schema, ``true``/``false`` are not numbers; unlike it, ``1.0``
-is not an ``integer`` (JSON from our clients never needs that).
+keyword, or a ``type`` name other than JSON Schema's seven, is refused when a schema is
+compiled, so a schema never silently means less than it says. As in JSON Schema,
+``true``/``false`` are not numbers; unlike it, ``1.0`` is not an ``integer`` (JSON from
+our clients never needs that).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 __all__ = ["Schema", "SchemaError"]
@@ -44,34 +46,38 @@ class SchemaError(ValueError):
     """A schema that uses a keyword this validator does not implement, or a bad ``$ref``."""
 
 
-def _is_type(value: Any, name: str) -> bool:
-    if name == "object":
-        return isinstance(value, dict)
-    if name == "array":
-        return isinstance(value, list)
-    if name == "string":
-        return isinstance(value, str)
-    if name == "boolean":
-        return isinstance(value, bool)
-    if name == "null":
-        return value is None
-    if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if name == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    raise SchemaError(f"unknown type {name!r}")
+Problem = tuple[str, str, bool]
+"""Where in the value (``.name`` and ``[i]`` steps from the node checked), what is wrong,
+and whether it is about a field (``missing``, ``unknown field``: named by its path even
+when that is empty) rather than a value (an empty path is the whole ``message``)."""
+Check = Callable[[Any], Problem | None]
+
+_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+}
 
 
 class Schema:
-    """One compiled schema: ``Schema(doc).error(value)`` is ``None`` or the first problem found."""
+    """One compiled schema: ``Schema(doc).error(value)`` is ``None`` or the first problem found.
+
+    Each node becomes a closure that runs only the keywords it has; a path is spelled
+    out only for the problem reported, so a valid message costs no string work."""
 
     def __init__(self, doc: Mapping[str, Any]) -> None:
         self._defs: Mapping[str, Any] = doc.get("$defs", {})
-        self._patterns: dict[str, re.Pattern[str]] = {}
         self._check(doc)
         for sub in self._defs.values():
             self._check(sub)
-        self._doc = doc
+        self._compiled: dict[str, Check] = {}
+        for name, sub in self._defs.items():
+            self._compiled[name] = self._compile(sub)
+        self._root = self._compile(doc)
 
     def _check(self, node: Any) -> None:
         if not isinstance(node, Mapping):
@@ -84,8 +90,10 @@ class Schema:
             not isinstance(ref, str) or not ref.startswith("#/$defs/") or ref[8:] not in self._defs
         ):
             raise SchemaError(f"unresolvable $ref {ref!r}")
-        if "pattern" in node:
-            self._patterns[node["pattern"]] = re.compile(node["pattern"])
+        kind = node.get("type")
+        for name in [kind] if isinstance(kind, str) else kind or ():
+            if name not in _TYPE_TESTS:
+                raise SchemaError(f"unknown type {name!r}")
         for sub in node.get("properties", {}).values():
             self._check(sub)
         for key in ("items", "additionalProperties"):
@@ -94,88 +102,158 @@ class Schema:
 
     def error(self, value: Any) -> str | None:
         """The first way ``value`` breaks the schema (``"move.slot: not an integer"``) or None."""
-        return self._error(self._doc, value, "")
+        problem = self._root(value)
+        if problem is None:
+            return None
+        steps, what, of_field = problem
+        where = steps[1:] if steps.startswith(".") else steps
+        return f"{where or ('' if of_field else 'message')}: {what}"
 
-    def _error(self, node: Mapping[str, Any], value: Any, path: str) -> str | None:
-        where = path or "message"
+    def _compile(self, node: Mapping[str, Any]) -> Check:
+        """The closure checking ``node``: its own keywords in the order JSON Schema's
+        meaning needs them ($ref, type, const, enum), then those of the value's kind."""
+        steps: list[Check] = []
         ref = node.get("$ref")
         if ref is not None:
-            problem = self._error(self._defs[ref[8:]], value, path)
-            if problem is not None:
-                return problem
-        kind = node.get("type")
-        if kind is not None:
-            names = [kind] if isinstance(kind, str) else kind
-            if not any(_is_type(value, name) for name in names):
-                return f"{where}: not {' or '.join(map(_article, names))}"
-        if "const" in node and not _same(value, node["const"]):
-            return f"{where}: must be {node['const']!r}"
-        if "enum" in node and not any(_same(value, option) for option in node["enum"]):
-            return f"{where}: must be one of {', '.join(map(str, node['enum']))}"
-        if isinstance(value, str):
-            return self._string(node, value, where)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            if "minimum" in node and value < node["minimum"]:
-                return f"{where}: below {node['minimum']}"
-            if "maximum" in node and value > node["maximum"]:
-                return f"{where}: above {node['maximum']}"
-        elif isinstance(value, dict):
-            return self._object(node, value, path)
-        elif isinstance(value, list):
-            return self._array(node, value, path, where)
-        return None
+            steps.append(partial(_by_name, self._compiled, ref[8:]))  # defs may recur
+        if "type" in node:
+            kind = node["type"]
+            names = [kind] if isinstance(kind, str) else list(kind)
+            steps.append(
+                partial(
+                    _typed,
+                    tuple(_TYPE_TESTS[n] for n in names),
+                    f"not {' or '.join(map(_article, names))}",
+                )
+            )
+        if "const" in node:
+            steps.append(partial(_const, node["const"], f"must be {node['const']!r}"))
+        if "enum" in node:
+            options = tuple(node["enum"])
+            steps.append(partial(_enum, options, f"must be one of {', '.join(map(str, options))}"))
+        string = self._string(node)
+        number = self._number(node)
+        obj = self._object(node)
+        array = self._array(node)
 
-    def _string(self, node: Mapping[str, Any], value: str, where: str) -> str | None:
-        if "minLength" in node and len(value) < node["minLength"]:
-            return f"{where}: shorter than {node['minLength']}"
-        if "maxLength" in node and len(value) > node["maxLength"]:
-            return f"{where}: longer than {node['maxLength']}"
-        pattern = node.get("pattern")
-        if pattern is not None and self._patterns[pattern].fullmatch(value) is None:
-            return f"{where}: not in the expected form"
-        return None
-
-    def _object(self, node: Mapping[str, Any], value: dict[str, Any], path: str) -> str | None:
-        props: Mapping[str, Any] = node.get("properties", {})
-        for name in node.get("required", ()):
-            if name not in value:
-                return f"{_join(path, name)}: missing"
-        extra = node.get("additionalProperties", True)
-        for name, item in value.items():
-            sub = props.get(name)
-            if sub is None:
-                if extra is False:
-                    return f"{_join(path, name)}: unknown field"
-                if extra is True:
-                    continue
-                sub = extra
-            problem = self._error(sub, item, _join(path, name))
-            if problem is not None:
-                return problem
-        return None
-
-    def _array(
-        self, node: Mapping[str, Any], value: list[Any], path: str, where: str
-    ) -> str | None:
-        if "minItems" in node and len(value) < node["minItems"]:
-            return f"{where}: fewer than {node['minItems']} items"
-        if "maxItems" in node and len(value) > node["maxItems"]:
-            return f"{where}: more than {node['maxItems']} items"
-        items = node.get("items")
-        if isinstance(items, Mapping):
-            for i, item in enumerate(value):
-                problem = self._error(items, item, f"{path}[{i}]")
+        def check(value: Any) -> Problem | None:
+            for step in steps:
+                problem = step(value)
                 if problem is not None:
                     return problem
-        return None
+            if isinstance(value, str):
+                return None if string is None else string(value)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return None if number is None else number(value)
+            if isinstance(value, dict):
+                return None if obj is None else obj(value)
+            if isinstance(value, list):
+                return None if array is None else array(value)
+            return None
+
+        return check
+
+    def _string(self, node: Mapping[str, Any]) -> Check | None:
+        low, high, pattern = node.get("minLength"), node.get("maxLength"), node.get("pattern")
+        if low is None and high is None and pattern is None:
+            return None
+        compiled = re.compile(pattern) if pattern is not None else None
+
+        def string(value: str) -> Problem | None:
+            if low is not None and len(value) < low:
+                return "", f"shorter than {low}", False
+            if high is not None and len(value) > high:
+                return "", f"longer than {high}", False
+            if compiled is not None and compiled.fullmatch(value) is None:
+                return "", "not in the expected form", False
+            return None
+
+        return string
+
+    def _number(self, node: Mapping[str, Any]) -> Check | None:
+        low, high = node.get("minimum"), node.get("maximum")
+        if low is None and high is None:
+            return None
+
+        def number(value: float) -> Problem | None:
+            if low is not None and value < low:
+                return "", f"below {low}", False
+            if high is not None and value > high:
+                return "", f"above {high}", False
+            return None
+
+        return number
+
+    def _object(self, node: Mapping[str, Any]) -> Check | None:
+        props = {name: self._compile(sub) for name, sub in node.get("properties", {}).items()}
+        required = tuple(node.get("required", ()))
+        extra = node.get("additionalProperties", True)
+        if extra is True and not props and not required:
+            return None
+        extra_check = self._compile(extra) if isinstance(extra, Mapping) else None
+
+        def obj(value: dict[str, Any]) -> Problem | None:
+            for name in required:
+                if name not in value:
+                    return f".{name}", "missing", True
+            for name, item in value.items():
+                sub = props.get(name)
+                if sub is None:
+                    if extra is False:
+                        return f".{name}", "unknown field", True
+                    if extra_check is None:
+                        continue
+                    sub = extra_check
+                problem = sub(item)
+                if problem is not None:
+                    return f".{name}{problem[0]}", problem[1], problem[2]
+            return None
+
+        return obj
+
+    def _array(self, node: Mapping[str, Any]) -> Check | None:
+        low, high = node.get("minItems"), node.get("maxItems")
+        items = node.get("items")
+        each = self._compile(items) if isinstance(items, Mapping) else None
+        if low is None and high is None and each is None:
+            return None
+
+        def array(value: list[Any]) -> Problem | None:
+            if low is not None and len(value) < low:
+                return "", f"fewer than {low} items", False
+            if high is not None and len(value) > high:
+                return "", f"more than {high} items", False
+            if each is not None:
+                for i, item in enumerate(value):
+                    problem = each(item)
+                    if problem is not None:
+                        return f"[{i}]{problem[0]}", problem[1], problem[2]
+            return None
+
+        return array
+
+
+def _by_name(compiled: Mapping[str, Check], name: str, value: Any) -> Problem | None:
+    return compiled[name](value)
+
+
+def _typed(tests: tuple[Callable[[Any], bool], ...], what: str, value: Any) -> Problem | None:
+    for test in tests:
+        if test(value):
+            return None
+    return "", what, False
+
+
+def _const(expected: Any, what: str, value: Any) -> Problem | None:
+    return None if _same(value, expected) else ("", what, False)
+
+
+def _enum(options: tuple[Any, ...], what: str, value: Any) -> Problem | None:
+    return None if any(_same(value, option) for option in options) else ("", what, False)
 
 
 def _article(name: str) -> str:
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
 
 
 def _same(a: Any, b: Any) -> bool:

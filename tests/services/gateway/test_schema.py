@@ -83,3 +83,25 @@ def test_a_reference_outside_the_definitions_is_refused() -> None:
         Schema({"$ref": "#/$defs/missing"})
     with pytest.raises(SchemaError, match="ref"):
         Schema({"$ref": "https://example.com/schema"})
+
+
+def test_a_type_the_validator_does_not_know_is_refused_when_compiled() -> None:
+    with pytest.raises(SchemaError, match="strnig"):
+        Schema({"type": "object", "properties": {"a": {"type": ["null", "strnig"]}}})
+
+
+def test_a_definition_may_refer_to_itself() -> None:
+    tree = Schema(
+        {
+            "$ref": "#/$defs/node",
+            "$defs": {
+                "node": {
+                    "type": "object",
+                    "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+                    "additionalProperties": False,
+                }
+            },
+        }
+    )
+    assert tree.error({"kids": [{"kids": []}, {}]}) is None
+    assert tree.error({"kids": [{"kids": [{"x": 1}]}]}) == "kids[0].kids[0].x: unknown field"
