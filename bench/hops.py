@@ -11,6 +11,11 @@ echo of 600-byte messages (a move's ``LinkUp`` is ~100 bytes, its ``LinkDown`` ~
 ``redis-server`` running a two-command script. Their sum, with no game work at all, is
 the floor of one client's move on that stack, printed as a multiple of the echo: what
 ``bench/load.py``'s ratio to the echo can come down to (docs/performance.md).
+
+For the gRPC hop it also prints the CPU time each side spends per round trip (a write and
+a read each): what one link message costs either end, whatever it carries, which is
+what the link's pacing saves (services/common/pacing.py). gRPC's settings in the
+environment (``GRPC_EXPERIMENTS``) reach both sides.
 """
 
 from __future__ import annotations
@@ -73,6 +78,13 @@ async def _ws(url: str, n: int) -> list[float]:
     return took
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU time (user and system) process ``pid`` has used, from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def _grpc(port: int, n: int) -> list[float]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call = channel.stream_stream("/hops.Echo/E", _same, _same)()
@@ -101,16 +113,24 @@ async def _redis(port: int, n: int) -> list[float]:
     return took
 
 
-async def measure(n: int, echo_url: str, grpc_port: int, redis_port: int) -> dict[str, float]:
-    figures = {
-        "websocket_echo_ms": _p50_ms(await _ws(echo_url, n)),
-        "grpc_stream_round_trip_ms": _p50_ms(await _grpc(grpc_port, n)),
-        "redis_evalsha_ms": _p50_ms(await _redis(redis_port, n)),
+async def measure(
+    n: int, echo_url: str, grpc_port: int, grpc_pid: int, redis_port: int
+) -> dict[str, float]:
+    echo = _p50_ms(await _ws(echo_url, n))
+    client_before, server_before = time.process_time(), _cpu_s(grpc_pid)
+    grpc_ms = _p50_ms(await _grpc(grpc_port, n))
+    client_cpu, server_cpu = time.process_time() - client_before, _cpu_s(grpc_pid) - server_before
+    redis_ms = _p50_ms(await _redis(redis_port, n))
+    floor = echo + grpc_ms + redis_ms
+    return {
+        "websocket_echo_ms": echo,
+        "grpc_stream_round_trip_ms": grpc_ms,
+        "redis_evalsha_ms": redis_ms,
+        "floor_ms": round(floor, 3),
+        "floor_vs_echo": round(floor / echo, 2),
+        "grpc_client_cpu_us_per_round_trip": round(client_cpu / n * 1e6),
+        "grpc_server_cpu_us_per_round_trip": round(server_cpu / n * 1e6),
     }
-    floor = sum(figures.values())
-    figures["floor_ms"] = round(floor, 3)
-    figures["floor_vs_echo"] = round(floor / figures["websocket_echo_ms"], 2)
-    return figures
 
 
 def main() -> None:
@@ -135,7 +155,9 @@ def main() -> None:
         assert grpc_server.stdout is not None
         grpc_server.stdout.readline()  # "listening"
         time.sleep(0.3)  # redis-server accepts within this on an idle machine
-        figures = loop.run(measure(args.round_trips, echo_url, grpc_port, redis_port))
+        figures = loop.run(
+            measure(args.round_trips, echo_url, grpc_port, grpc_server.pid, redis_port)
+        )
     finally:
         for process in (echo, grpc_server, redis_server):
             stop_process(process)
