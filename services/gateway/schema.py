@@ -116,8 +116,8 @@ class Schema:
         ref = node.get("$ref")
         if ref is not None:
             steps.append(partial(_by_name, self._compiled, ref[8:]))  # defs may recur
-        if "type" in node:
-            kind = node["type"]
+        kind = node.get("type")
+        if kind is not None:
             names = [kind] if isinstance(kind, str) else list(kind)
             steps.append(
                 partial(
