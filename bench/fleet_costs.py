@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from lease_bench import LOCAL, PASSWORD, cpu_s, meta, start_redis  # noqa: E402
+from lease_bench import LOCAL, PASSWORD, meta, start_redis  # noqa: E402
+from load_servers import cpu_s  # noqa: E402
 
 from services.common.redis_client import connect  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402

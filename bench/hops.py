@@ -29,7 +29,7 @@ import time
 
 import grpc
 import redis.asyncio as aioredis
-from load_servers import free_port, start_echo, stop_process
+from load_servers import cpu_s, free_port, start_echo, stop_process
 
 from rackem.client import Client
 from services.common import loop
@@ -78,13 +78,6 @@ async def _ws(url: str, n: int) -> list[float]:
     return took
 
 
-def _cpu_s(pid: int) -> float:
-    """CPU time (user and system) process ``pid`` has used, from /proc."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def _grpc(port: int, n: int) -> list[float]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call = channel.stream_stream("/hops.Echo/E", _same, _same)()
@@ -117,9 +110,9 @@ async def measure(
     n: int, echo_url: str, grpc_port: int, grpc_pid: int, redis_port: int
 ) -> dict[str, float]:
     echo = _p50_ms(await _ws(echo_url, n))
-    client_before, server_before = time.process_time(), _cpu_s(grpc_pid)
+    client_before, server_before = time.process_time(), cpu_s(grpc_pid)
     grpc_ms = _p50_ms(await _grpc(grpc_port, n))
-    client_cpu, server_cpu = time.process_time() - client_before, _cpu_s(grpc_pid) - server_before
+    client_cpu, server_cpu = time.process_time() - client_before, cpu_s(grpc_pid) - server_before
     redis_ms = _p50_ms(await _redis(redis_port, n))
     floor = echo + grpc_ms + redis_ms
     return {

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import secrets
 import shutil
 import socket
@@ -33,6 +32,8 @@ import redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from load_servers import cpu_s  # noqa: E402
 
 from services.common.redis_client import connect  # noqa: E402
 from services.table.store.redis import RedisStore  # noqa: E402
@@ -69,12 +70,6 @@ def start_redis(workdir: str) -> tuple[subprocess.Popen[bytes], int]:
         time.sleep(0.05)
     process.kill()
     raise SystemExit("redis-server did not answer")
-
-
-def cpu_s(pid: int) -> float:
-    """A process's user + system CPU seconds, from ``/proc`` (clock-tick resolution)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def meta(table_id: str) -> TableMeta:

@@ -37,6 +37,7 @@ __all__ = [
     "Processes",
     "Sample",
     "Servers",
+    "cpu_s",
     "record_profiles",
     "start_echo",
     "start_servers",
@@ -280,13 +281,18 @@ class Processes:
         for name, pid in self.pids.items():
             with contextlib.suppress(OSError, ValueError, IndexError):
                 proc = Path(f"/proc/{pid}")
-                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-                cpu[name] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                cpu[name] = cpu_s(pid)
                 waited[name] = sum(_schedstat_wait(task) for task in (proc / "task").iterdir())
                 for line in (proc / "status").read_text().splitlines():
                     if line.startswith("VmRSS:"):
                         rss[name] = int(line.split()[1]) * 1024
         return Sample(time.monotonic(), cpu, waited, rss)
+
+
+def cpu_s(pid: int) -> float:
+    """A process's user + system CPU seconds, from ``/proc`` (clock-tick resolution)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _schedstat_wait(task: Path) -> float:

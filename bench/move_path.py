@@ -87,12 +87,6 @@ def _p50_us(seconds: list[float]) -> float:
     return round(ordered[len(ordered) // 2] * 1e6, 1)
 
 
-def _cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def _play(url: str, echo_url: str, moves: int) -> int:
     """Games against the computer until ``moves`` moves are answered, one echo round trip
     before each move (as ``bench/load.py`` pairs them): the server has finished the bots'
@@ -135,8 +129,7 @@ def main() -> None:
     if args.serve:
         _serve(args.serve)
         return
-    sys.path.insert(0, str(ROOT / "bench"))
-    from load_servers import free_port, start_echo, stop_process
+    from load_servers import cpu_s, free_port, start_echo, stop_process
 
     from services.common import loop
 
@@ -157,9 +150,9 @@ def main() -> None:
     try:
         assert server.stdout is not None
         server.stdout.readline()  # "listening"
-        before = _cpu_s(echo.pid)
+        before = cpu_s(echo.pid)
         loop.run(_play(f"ws://127.0.0.1:{port}/ws", echo_url, args.moves))
-        echo_cpu_us = round((_cpu_s(echo.pid) - before) / args.moves * 1e6, 1)
+        echo_cpu_us = round((cpu_s(echo.pid) - before) / args.moves * 1e6, 1)
     finally:
         server.terminate()
         stop_process(echo)
