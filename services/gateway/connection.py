@@ -15,7 +15,8 @@ lifecycle is one ``ConnectionState``, in the spirit of Starlette's ``WebSocketSt
 
 The hot path: a message pushed while the send loop waits with nothing queued is written
 at once, in the pusher's own call (no loop turn, no task); one whose write had to wait
-(flow control) is ``_in_flight``, and what comes next queues behind it.
+(flow control) is ``_in_flight``, and what comes next queues behind it. A message is
+pushed as a dict, or as its JSON text already made (the table's ``view`` messages).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ POLICY = 1008  # repeated abuse, or no hello in time
 SLOW = 1013  # the client did not read its messages: try again (resume)
 
 Frame = str | bytes | None
+Message = dict[str, Any] | bytes
+"""A message to a client: a dict, or its JSON text (UTF-8) as it goes on the wire."""
 
 
 class ConnectionState(enum.IntEnum):
@@ -73,7 +76,7 @@ class Connection:
         self._metrics = metrics
         self._hello_timeout_s = hello_timeout_s
         self._hello_timer: asyncio.TimerHandle | None = None
-        self._outbox: Queue[str | int] = Queue(maxsize=queue)
+        self._outbox: Queue[bytes | int] = Queue(maxsize=queue)
         self._sender: asyncio.Task[None] | None = None
         self._sender_idle = False  # the send loop waits with nothing queued
         self._in_flight: asyncio.Future[None] | None = None  # a direct write still under way
@@ -131,16 +134,16 @@ class Connection:
         if self._hello_timer is not None:
             self._hello_timer.cancel()
 
-    def push(self, message: dict[str, Any]) -> None:
+    def push(self, message: Message) -> None:
         """Queue one message for the client; a full queue drops the client (it can resume)."""
         if self.state >= _CLOSING:
             return
-        text = encode(message)
+        data = message if isinstance(message, bytes) else encode(message)
         if self._sender_idle and self._in_flight is None and self._outbox.empty():
-            self._send_now(text)
+            self._send_now(data)
             return
         try:
-            self._outbox.put_nowait(text)
+            self._outbox.put_nowait(data)
         except asyncio.QueueFull:
             self._metrics.dropped.labels("slow").inc()
             event(log, "dropped_slow_client")
@@ -168,10 +171,10 @@ class Connection:
             self._metrics.dropped.labels("no_hello").inc()  # counted, never logged
             self.close(POLICY)
 
-    def _send_now(self, text: str) -> None:
-        """Write ``text`` now, without the send loop's turn; if the socket makes the write
+    def _send_now(self, data: bytes) -> None:
+        """Write ``data`` now, without the send loop's turn; if the socket makes the write
         wait (flow control), what comes next queues behind it."""
-        sending = eager.start(self.ws.send_text(text))
+        sending = eager.start(self.ws.send_text(data.decode()))
         if not sending.done():
             self._in_flight = sending
             sending.add_done_callback(self._sent)
@@ -195,7 +198,7 @@ class Connection:
             if isinstance(item, int):
                 await self.ws.close(item)
                 return
-            await self.ws.send_text(item)
+            await self.ws.send_text(item.decode())
 
     async def _receive_loop(self, on_receive: Callable[[Frame], Awaitable[None]]) -> None:
         with contextlib.suppress(WebSocketDisconnect):

@@ -28,7 +28,8 @@ FINAL = frozenset({"finished", "ended"})
 SPECTATOR = -1
 """The seat a watcher is followed as: the table's views for it hold public information only
 (rackcore's ``SPECTATOR``; tests/services/gateway/test_purity.py holds the two equal)."""
-Push = Callable[[dict[str, Any]], None]
+Push = Callable[[dict[str, Any] | bytes], None]
+"""Sends a message to the connection (``Connection.push``): a dict, or its JSON text."""
 
 
 @dataclass(slots=True)
@@ -141,8 +142,8 @@ async def _watch_table(
 ) -> bool | None:
     """Forward the table's views to the end of the match, re-subscribing where needed.
 
-    Each view is turned into its message and pushed as the link reads it (``on_view``):
-    no task stands between the link and the connection's outbox.
+    Each view's message is pushed as the link reads it (``on_view``), as the table wrote
+    it: no task stands between the link and the connection's outbox.
     """
     fallback = via.backends.table_addr
     request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
@@ -158,7 +159,7 @@ async def _watch_table(
         if before_first is not None:
             first, before_first = before_first, None
             first()
-        push(messages.view(table_view))
+        push(table_view.message)  # the ``view`` message, as the table wrote it
 
     via.count(seat.table_id, +1)
     try:

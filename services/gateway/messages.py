@@ -3,8 +3,9 @@
 Both ways the mapping is mechanical, field by field: the gateway decides nothing about the
 game. A client's move and rules become their protobuf messages by name and JSON type, and
 the service that owns them says whether they are a move (the table: ``malformed_move``) or
-rules (the matchmaker: ``bad_rules``); a seat's view and legal moves come as the JSON text
-the table made for the seat.
+rules (the matchmaker: ``bad_rules``). A seat's ``view`` message is not made here: the
+table writes it, whole, once per seat per change (``TableView.message``), and the gateway
+sends it as it is.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
-from orjson import Fragment
 
 from services._gen.rackem.v1 import game_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
@@ -24,7 +24,6 @@ __all__ = [
     "rules_dict",
     "rules_to_request",
     "seated",
-    "view",
     "welcome",
 ]
 
@@ -59,52 +58,6 @@ def lobby(msg: mm.Lobby, you: int) -> dict[str, Any]:
         "public": msg.public,
         "level": msg.level,
         "spectators": msg.spectators or "off",
-    }
-
-
-def _last_move(msg: pb.TableView) -> dict[str, Any] | None:
-    if not msg.HasField("last_move") or not msg.last_move.act:
-        return None
-    move = msg.last_move
-    out: dict[str, Any] = {"seat": move.seat, "act": move.act}
-    if move.source:
-        out["from"] = move.source
-    if move.HasField("slot"):
-        out["slot"] = move.slot
-    if move.by:
-        out["by"] = move.by
-    return out
-
-
-def view(msg: pb.TableView) -> dict[str, Any]:
-    """The ``view`` message of one seat: its ``TableView`` field by field, with the seat's
-    view and legal moves spliced in as the table made them (``view_json``, ``legal_json``)."""
-    return {
-        "type": "view",
-        "table_id": msg.table_id,
-        "code": msg.code,
-        "version": msg.version,
-        "status": msg.status,
-        "seats": [
-            {
-                "seat": s.seat,
-                "name": s.name,
-                "kind": s.kind,
-                "connected": s.connected,
-                "level": s.level,
-                "left": s.left,
-            }
-            for s in msg.seats[:]
-        ],
-        "deadline_ms": max(0, msg.deadline_ms),
-        "remaining_ms": max(0, msg.remaining_ms),
-        "continue_deadline_ms": max(0, msg.continue_deadline_ms),
-        "continued": msg.continued[:],
-        "last_move": _last_move(msg),
-        "ended_reason": msg.ended_reason,
-        "legal": Fragment(msg.legal_json),
-        "view": Fragment(msg.view_json),
-        "watchers": max(0, msg.watchers),
     }
 
 

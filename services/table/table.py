@@ -35,7 +35,7 @@ from services.table.store import TableStore
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 from services.table.subscribers import Subscriber
 from services.table.tokens import seat_for
-from services.table.views import seat_infos, summary, table_views
+from services.table.views import Seats, seat_facts, summary, table_views
 
 __all__ = ["MAX_MOVE_ID", "Table", "TableConfig"]
 
@@ -160,9 +160,9 @@ class Table:
             away_since_ms=tuple(self.away_since_ms),
         )
 
-    def _seats(self) -> list[game_pb2.SeatInfo]:
+    def _seats(self) -> Seats:
         kinds = [self.kind(s) for s in range(len(self.meta.seats))]
-        return seat_infos(self.meta, kinds, self.connected(), self.state)
+        return seat_facts(self.meta, kinds, self.connected(), self.state)
 
     @property
     def watchers(self) -> int:

@@ -1,101 +1,116 @@
-"""What leaves a table: each seat's ``TableView`` (its own ``observe`` view and legal moves, as
-JSON), public summaries."""
+"""What leaves a table: each seat's ``view`` message (made here, once per seat per change, as
+the JSON text its connection gets), public summaries.
+
+The protocol's ``view`` message (docs/protocol.md, services/gateway/schemas/view.json) is
+written here and nowhere else: the table's public facts once per change, then for each
+wanted seat its own ``observe`` view and legal moves, spliced in as JSON text. The gateway
+sends the text as it is; the bot service reads a view's JSON (``view_json``) back with
+``View.from_dict``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import orjson
 
 from rackcore import Match, Move, View, observe
 from services._gen.rackem.v1 import game_pb2, table_pb2
-from services.convert import move_to_pb, rules_to_pb
+from services.convert import rules_to_pb
 from services.table.stored import TableMeta, TableState
 
 __all__ = [
+    "last_move",
     "legal_json",
-    "public_move",
-    "seat_infos",
+    "message_of",
+    "seat_facts",
     "summary",
-    "table_view",
     "table_views",
     "view_json",
     "view_of",
 ]
 
+Seats = Sequence[dict[str, Any]]
+"""Each seat's public facts, in the ``view`` message's form (``seat_facts``)."""
 
-def seat_infos(
+
+def seat_facts(
     meta: TableMeta, kinds: Sequence[str], connected: Sequence[bool], state: TableState
-) -> list[game_pb2.SeatInfo]:
+) -> list[dict[str, Any]]:
+    """Each seat's public facts: ``seat``, ``name``, ``kind`` (human, bot or cover),
+    ``connected``, ``level`` (a bot's or a cover's), ``left``."""
     out = []
     for seat, spec in enumerate(meta.seats):
         kind = kinds[seat]
         out.append(
-            game_pb2.SeatInfo(
-                seat=seat,
-                name=spec.name,
-                kind=kind,
-                connected=connected[seat],
-                level=spec.level if kind != "human" else "",
-                left=state.left[seat],
-            )
+            {
+                "seat": seat,
+                "name": spec.name,
+                "kind": kind,
+                "connected": connected[seat],
+                "level": spec.level if kind != "human" else "",
+                "left": state.left[seat],
+            }
         )
     return out
 
 
-def public_move(move: Move) -> game_pb2.Move:
-    """A move as every seat may see it: who, what, where; never the card drawn."""
-    return move_to_pb(move)
-
-
-def table_view(
-    meta: TableMeta,
-    match: Match,
-    state: TableState,
-    seats: Sequence[game_pb2.SeatInfo],
-    seat: int,
-    now: int,
-) -> game_pb2.TableView:
-    return table_views(meta, match, state, seats, (seat,), now)[seat]
+def last_move(move: Move) -> dict[str, Any]:
+    """A move as every seat may see it: who, what, where (``from`` for a draw, ``slot``),
+    and who decided (``by``); never the card drawn."""
+    out: dict[str, Any] = {"seat": move.seat, "act": move.act}
+    if move.source:
+        out["from"] = move.source
+    if move.slot is not None:
+        out["slot"] = move.slot
+    if move.by:
+        out["by"] = move.by
+    return out
 
 
 def table_views(
     meta: TableMeta,
     match: Match,
     state: TableState,
-    seats: Sequence[game_pb2.SeatInfo],
+    seats: Seats,
     wanted: Iterable[int],
     now: int,
     watchers: int = 0,
 ) -> dict[int, game_pb2.TableView]:
-    """Each wanted seat's ``TableView``: the table's public facts, made once, with the seat's
-    own ``observe`` view and legal moves as JSON (``view_json``, ``legal_json``), made here
-    once per seat per change so that no reader of the stream works them out again.
+    """Each wanted seat's ``TableView``: its ``view`` message, the table's public facts
+    written once and each seat's own ``observe`` view and legal moves spliced in.
     ``SPECTATOR`` may be wanted too: the view of the public information only, which every
     watcher shares."""
-    public = game_pb2.TableView(
-        table_id=meta.table_id,
-        code=meta.code,
-        version=len(match.history),
-        seats=seats,
-        status=state.status,
-        deadline_ms=state.deadline_ms,
-        remaining_ms=max(0, state.deadline_ms - now) if state.deadline_ms else 0,
-        continue_deadline_ms=state.continue_deadline_ms if state.status == "round_over" else 0,
-        continued=state.continued if state.status == "round_over" else [],
-        ended_reason=state.ended_reason,
-        watchers=watchers,
+    status = state.status
+    round_over = status == "round_over"
+    deadline = state.deadline_ms
+    version = len(match.history)
+    public = orjson.dumps(
+        {
+            "type": "view",
+            "table_id": meta.table_id,
+            "code": meta.code,
+            "version": version,
+            "status": status,
+            "seats": seats,
+            "deadline_ms": max(0, deadline),
+            "remaining_ms": max(0, deadline - now) if deadline else 0,
+            "continue_deadline_ms": max(0, state.continue_deadline_ms) if round_over else 0,
+            "continued": state.continued if round_over else [],
+            "last_move": last_move(match.history[-1]) if match.history else None,
+            "ended_reason": state.ended_reason,
+        }
     )
-    if match.history:
-        public.last_move.CopyFrom(public_move(match.history[-1]))
+    head = public[:-1] + b',"legal":'  # the message goes on where the public facts end
+    tail = b',"watchers":%d}' % max(0, watchers)
     views = {}
     for seat in wanted:
         view = observe(match, seat)
-        msg = game_pb2.TableView()
-        msg.CopyFrom(public)
-        msg.view_json = view_json(view)
-        msg.legal_json = legal_json(view)
-        views[seat] = msg
+        message = b"".join((head, legal_json(view), b',"view":', orjson.dumps(view), tail))
+        views[seat] = game_pb2.TableView(
+            table_id=meta.table_id, version=version, status=status, message=message
+        )
     return views
 
 
@@ -106,16 +121,22 @@ def view_json(view: View) -> str:
     return orjson.dumps(view).decode()
 
 
+def message_of(msg: game_pb2.TableView) -> dict[str, Any]:
+    """The ``view`` message a ``TableView`` carries, as the client reads it."""
+    message: dict[str, Any] = orjson.loads(msg.message)
+    return message
+
+
 def view_of(msg: game_pb2.TableView) -> View:
     """The seat's view a ``TableView`` carries, back as rackcore's ``View``."""
-    return View.from_dict(orjson.loads(msg.view_json))
+    return View.from_dict(message_of(msg)["view"])
 
 
-_NONE = "[]"
-_legal_made: dict[int, tuple[tuple[Move, ...], str]] = {}
+_NONE = b"[]"
+_legal_made: dict[int, tuple[tuple[Move, ...], bytes]] = {}
 
 
-def legal_json(view: View) -> str:
+def legal_json(view: View) -> bytes:
     """The seat's legal moves as the protocol's ``legal`` list: the go-out forms of
     ``view.legal_moves()`` without ``seat``, as JSON text (``[]`` when it is not the
     seat's decision). rackcore hands out one tuple per situation, so the text is made
@@ -133,7 +154,7 @@ def legal_json(view: View) -> str:
                 entry = move.to_dict()
                 del entry["seat"]
                 entries.append(entry)
-        made = _legal_made[id(moves)] = (moves, orjson.dumps(entries).decode())
+        made = _legal_made[id(moves)] = (moves, orjson.dumps(entries))
     return made[1]
 
 
@@ -141,14 +162,14 @@ def summary(
     meta: TableMeta,
     match: Match,
     state: TableState,
-    seats: Sequence[game_pb2.SeatInfo],
+    seats: Seats,
     replica: str,
 ) -> table_pb2.TableSummary:
     return table_pb2.TableSummary(
         table_id=meta.table_id,
         code=meta.code,
         rules=rules_to_pb(match.rules),
-        seats=seats,
+        seats=[game_pb2.SeatInfo(**seat) for seat in seats],
         status=state.status,
         version=len(match.history),
         round_no=match.round_no,

@@ -81,11 +81,11 @@ def test_each_bound_is_what_the_protobuf_field_holds(
 ) -> None:
     low, high = bounds
     for value in (low, high):
-        parse(encode(_frame(kind, field, value)), LIMIT)
+        parse(encode(_frame(kind, field, value)).decode(), LIMIT)
         store(value)
     for value in (low - 1, high + 1):
         with pytest.raises(ProtocolError) as caught:
-            parse(encode(_frame(kind, field, value)), LIMIT)
+            parse(encode(_frame(kind, field, value)).decode(), LIMIT)
         assert caught.value.code == "bad_request"
         assert field in caught.value.message
 

@@ -24,7 +24,7 @@ from services.common.running import Running as TableRunning
 from services.gateway.link import Link, Stream, dial
 from services.table.server import create_server as create_table_server
 from services.table.store.memory import MemoryStore
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 
 from .conftest import table_settings
 
@@ -179,7 +179,7 @@ async def test_views_by_handler_or_by_iteration_and_a_closed_subscription_lets_t
 
     def on_view(view: game_pb2.TableView) -> None:
         seen.append(view)
-        if view.seats[1].connected:
+        if message_of(view)["seats"][1]["connected"]:
             both.set()
 
     handled = link.subscribe(seat(created, 0), on_view)
@@ -189,7 +189,7 @@ async def test_views_by_handler_or_by_iteration_and_a_closed_subscription_lets_t
         await both.wait()
         assert link.busy
         iterated.close()
-        while seen[-1].seats[1].connected:  # the replica let seat 1 go
+        while message_of(seen[-1])["seats"][1]["connected"]:  # the replica let seat 1 go
             await asyncio.sleep(0.01)
     assert view_of(mine).seat == 1 and all(view_of(v).seat == 0 for v in seen)
     handled.close()

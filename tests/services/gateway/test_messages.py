@@ -1,72 +1,20 @@
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 import pytest
 
-from rackcore import MalformedMoveError, Match, Move, Rules, RulesError, observe
+from rackcore import MalformedMoveError, Rules, RulesError
 from services._gen.rackem.v1 import game_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
-from services.convert import move_from_pb, move_to_pb, rules_from_pb, rules_to_pb
+from services.convert import move_from_pb, rules_from_pb, rules_to_pb
 from services.gateway import messages
 from services.gateway.protocol import ProtocolError, encode, schemas
-from services.table.views import legal_json, view_json
 
 
 def sent(message: dict[str, object]) -> dict[str, object]:
-    """A message as the client reads it (its view and legal moves are JSON text until sent)."""
+    """A message as the client reads it."""
     out: dict[str, object] = orjson.loads(encode(message))
     return out
-
-
-def table_view(match: Match, seat: int, **fields: object) -> pb.TableView:
-    seats = [
-        pb.SeatInfo(seat=0, name="Ann", kind="human", connected=True),
-        pb.SeatInfo(seat=1, name="Bea", kind="bot", level="hard"),
-    ]
-    return pb.TableView(
-        table_id="t0123456789abcdef",
-        code="K7MX2Q",
-        version=len(match.history),
-        view_json=view_json(observe(match, seat)),
-        legal_json=legal_json(observe(match, seat)),
-        seats=seats,
-        status="playing",
-        continued=[False, False],
-        **fields,  # type: ignore[arg-type]
-    )
-
-
-def view_message(msg: pb.TableView) -> Any:
-    return sent(messages.view(msg))
-
-
-def test_a_view_message_holds_the_seats_own_view_and_matches_its_schema() -> None:
-    match = Match(Rules(players=2), seed=bytes(32))
-    message = view_message(table_view(match, seat=0))
-    assert schemas()["view"].error(message) is None
-    assert message["view"] == observe(match, 0).to_dict()
-    assert message["last_move"] is None
-    other = view_message(table_view(match, seat=1))
-    assert other["view"]["rack"] == list(match.racks[1])
-    assert message["view"]["rack"] != other["view"]["rack"]
-
-
-def test_legal_moves_are_listed_without_seat_and_without_the_stay_in_forms() -> None:
-    match = Match(Rules(players=2), seed=bytes(32))
-    turn = match.turn
-    assert view_message(table_view(match, seat=1 - turn))["legal"] == []
-    drawing = view_message(table_view(match, seat=turn))["legal"]
-    assert drawing == [{"act": "draw", "from": "stock"}, {"act": "draw", "from": "discard"}]
-    match.apply(Move.draw(turn, "stock"))
-    last = move_to_pb(Move.draw(turn, "stock").with_by("human"))
-    resolving = view_message(table_view(match, seat=turn, last_move=last))
-    assert resolving["legal"] == [{"act": "place", "slot": s} for s in range(10)] + [
-        {"act": "throw"}
-    ]
-    assert resolving["last_move"] == {"seat": turn, "act": "draw", "from": "stock", "by": "human"}
-    assert schemas()["view"].error(resolving) is None
 
 
 def test_a_lobby_message_carries_full_rules_and_matches_its_schema() -> None:

@@ -55,7 +55,7 @@ def assert_public_only(log: dict[str, Any], messages: list[Message]) -> int:
     views = 0
     for message in messages:
         assert schemas()[message["type"]].error(message) is None, message
-        text = encode(message)
+        text = encode(message).decode()
         if message["type"] != "view":
             assert log["seed"] not in text
             continue

@@ -22,7 +22,7 @@ from services.matchmaker.placement import Placer
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
 from services.table.store.memory import MemoryStore as TableMemoryStore
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 
 from .clients import LIMIT_S, until_status
 from .conftest import FAST, SLOW_FILL, Cluster
@@ -66,12 +66,15 @@ async def test_a_quick_match_table_accepts_the_seat_tokens_it_was_given(
     assert bob.lobby.replica in {t.addr for t in tables}
     for seated in (ann, bob):
         view = await first_view(bob.lobby.replica, seated.table_id, seated.token)
-        assert (view.table_id, view.code, view_of(view).seat) == (
+        assert (view.table_id, message_of(view)["code"], view_of(view).seat) == (
             seated.table_id,
             seated.code,
             seated.seat,
         )
-        assert [(s.name, s.kind) for s in view.seats] == [("Ann", "human"), ("Bob", "human")]
+        assert [(s["name"], s["kind"]) for s in message_of(view)["seats"]] == [
+            ("Ann", "human"),
+            ("Bob", "human"),
+        ]
     with pytest.raises(ServiceError) as forged:
         await first_view(bob.lobby.replica, ann.table_id, "0" * 32)
     assert forged.value.code == "bad_token"
@@ -85,8 +88,10 @@ async def test_a_timed_out_quick_table_gets_bots_on_the_real_table(
     lobby = await until_status(stub, ann.token, "started")
     view = await first_view(lobby.replica, ann.table_id, ann.token)
     # A seat's level shows for bots (and covers) only.
-    assert [(s.kind, s.level) for s in view.seats] == [("human", "")] + [("bot", "medium")] * 2
-    assert [s.name for s in view.seats] == [s.name for s in lobby.seats]
+    assert [(s["kind"], s["level"]) for s in message_of(view)["seats"]] == [("human", "")] + [
+        ("bot", "medium")
+    ] * 2
+    assert [s["name"] for s in message_of(view)["seats"]] == [s.name for s in lobby.seats]
 
 
 async def test_new_games_against_the_computer_spread_over_the_real_replicas(
@@ -102,7 +107,9 @@ async def test_new_games_against_the_computer_spread_over_the_real_replicas(
     ]
     assert {g.lobby.replica for g in games} == {t.addr for t in tables}
     view = await first_view(games[0].lobby.replica, games[0].table_id, games[0].token)
-    assert [(s.kind, s.level) for s in view.seats] == [("human", "")] + [("bot", "hard")] * 3
+    assert [(s["kind"], s["level"]) for s in message_of(view)["seats"]] == [("human", "")] + [
+        ("bot", "hard")
+    ] * 3
     assert (view_of(view).rules.players, view_of(view).rules.target) == (4, 200)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ from services.common.running import Running
 from services.convert import move_to_pb
 from services.gateway.link import Link, dial
 from services.table.settings import TableSettings
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 
 FAST: dict[str, Any] = {
     "host": "127.0.0.1",
@@ -125,7 +124,7 @@ class SeatPlayer:
 
     async def answer(self, link: Link, tv: game_pb2.TableView) -> None:
         seat_request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
-        if tv.status == "round_over" and not tv.continued[self.seat]:
+        if tv.status == "round_over" and not message_of(tv)["continued"][self.seat]:
             if self.continues:
                 await link.continue_round(seat_request, TIMEOUT)
             return
@@ -169,12 +168,13 @@ def assert_views_private(
         while applied < tv.version:
             match.apply(moves[applied])
             applied += 1
-        view = json.loads(tv.view_json)
+        message = message_of(tv)
+        view = message["view"]
         if match.phase == "round_over" and view["round_no"] > match.round_no:
             match.next_round()
         expected = observe(match, seat)
         assert view == expected.to_dict()
-        assert json.loads(tv.legal_json) == [
+        assert message["legal"] == [
             {k: v for k, v in m.to_dict().items() if k != "seat"}
             for m in expected.legal_moves()
             if m.go_out
@@ -187,8 +187,8 @@ def assert_views_private(
         if view["stock_known"] is not None:
             assert view["stock_known"] == list(match.stock), "the stock's order while it is hidden"
             assert match.stock_public, "the stock's order while it is hidden"
-        for info in tv.seats:
-            assert set(info.DESCRIPTOR.fields_by_name) == {
+        for info in message["seats"]:
+            assert set(info) == {
                 "seat",
                 "name",
                 "kind",

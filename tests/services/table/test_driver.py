@@ -18,7 +18,7 @@ from services.common.errors import ServiceError
 from services.convert import move_to_pb
 from services.gateway.link import Link, Subscription
 from services.table.clocks import now_ms
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
@@ -63,7 +63,7 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
                 view = await _read(stream)
                 seen.append(view)
                 covered_turn = (
-                    view.seats[0].kind == "cover"
+                    message_of(view)["seats"][0]["kind"] == "cover"
                     and view.status == "playing"
                     and view_of(view).turn == 0
                     and view_of(view).phase == "draw"
@@ -85,15 +85,26 @@ async def test_a_seat_whose_clock_runs_out_is_covered_until_its_human_acts(
                 else:
                     reply = await _at(stream, version, seen)
             # Then it stops again: its resolve clock runs out and the cover plays for it.
-            while not (seen[-1].last_move.by == "cover" and seen[-1].last_move.seat == 0):
+            while not (
+                (message_of(seen[-1])["last_move"] or {}).get("by") == "cover"
+                and (message_of(seen[-1])["last_move"] or {}).get("seat") == 0
+            ):
                 seen.append(await _read(stream))
         stream.close()
-    assert reply.seats[0].kind == "human"
-    assert reply.last_move.by == "human" and reply.last_move.seat == 0
-    assert reply.deadline_ms > 0  # the human's clock runs again for the next decision
-    human_turns = [v for v in seen if view_of(v).turn == 0 and v.seats[0].kind == "human"]
-    assert human_turns and all(v.deadline_ms > 0 for v in human_turns if v.status == "playing")
-    assert seen[-1].seats[0].kind == "cover"
+    assert message_of(reply)["seats"][0]["kind"] == "human"
+    assert (message_of(reply)["last_move"] or {}).get("by") == "human" and (
+        message_of(reply)["last_move"] or {}
+    ).get("seat") == 0
+    assert (
+        message_of(reply)["deadline_ms"] > 0
+    )  # the human's clock runs again for the next decision
+    human_turns = [
+        v for v in seen if view_of(v).turn == 0 and message_of(v)["seats"][0]["kind"] == "human"
+    ]
+    assert human_turns and all(
+        message_of(v)["deadline_ms"] > 0 for v in human_turns if v.status == "playing"
+    )
+    assert message_of(seen[-1])["seats"][0]["kind"] == "cover"
 
 
 async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
@@ -108,16 +119,16 @@ async def test_a_covered_seat_takes_itself_back_with_continue_during_play(
         stream = _views(link, tid, token)
         async with asyncio.timeout(30):
             view = await _read(stream)
-            while not (view.seats[0].kind == "cover" and view_of(view).turn == 0):
+            while not (message_of(view)["seats"][0]["kind"] == "cover" and view_of(view).turn == 0):
                 view = await _read(stream)
             # One tap: the seat is the human's again, with a fresh clock on its turn.
             await link.continue_round(table_pb2.SeatRequest(table_id=tid, token=token), 5)
-            while view.seats[0].kind != "human":
+            while message_of(view)["seats"][0]["kind"] != "human":
                 view = await _read(stream)
         stream.close()
     assert view.status == "playing"
     if view_of(view).turn == 0:  # (the cover's move may have landed first)
-        assert view.deadline_ms > 0 and view.remaining_ms > 0
+        assert message_of(view)["deadline_ms"] > 0 and message_of(view)["remaining_ms"] > 0
     table = server.service.tables.live[tid]
     assert table.kind(0) == "human" and not table.state.covered[0]
 
@@ -135,7 +146,10 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
         table = server.service.tables.live[tid]
         async with asyncio.timeout(20):
             view = await _read(streams[0])
-            while not (view.seats[0].connected and view.seats[1].connected):
+            while not (
+                message_of(view)["seats"][0]["connected"]
+                and message_of(view)["seats"][1]["connected"]
+            ):
                 view = await _read(streams[0])
             while table.planned_at is None:  # the driver waits for the mover's clock
                 await asyncio.sleep(0.01)
@@ -152,18 +166,18 @@ async def test_a_move_that_resets_the_clock_lets_the_driver_sleep_on_to_the_new_
             )
             # The driver waits on for the cover it planned: the new clock is later.
             reply = await _at(streams[mover], version, [])
-            assert reply.deadline_ms > planned
+            assert message_of(reply)["deadline_ms"] > planned
             assert table.planned_at == planned and not table.changed.is_set()
             # Nobody moves again: at the planned time it looks, sleeps on, and covers the
             # seat at the new deadline, not before.
             while True:
                 view = await _read(streams[0])
-                if view.last_move.by == "cover":
+                if (message_of(view)["last_move"] or {}).get("by") == "cover":
                     break
         for stream in streams:
             stream.close()
-    assert view.last_move.seat == mover and view.version == 2
-    assert now_ms() >= reply.deadline_ms
+    assert (message_of(view)["last_move"] or {}).get("seat") == mover and view.version == 2
+    assert now_ms() >= message_of(reply)["deadline_ms"]
 
 
 async def test_the_round_over_screen_waits_for_the_connected_human(
@@ -177,8 +191,10 @@ async def test_the_round_over_screen_waits_for_the_connected_human(
         async with asyncio.timeout(20):
             await watcher.run(stop=lambda view: view_of(view).round_no == 2)
     over = [v for v in watcher.views if v.status == "round_over"]
-    assert over[0].continue_deadline_ms > 0 and list(over[0].continued) == [False, False]
-    assert any(list(v.continued) == [True, False] for v in over)
+    assert message_of(over[0])["continue_deadline_ms"] > 0 and list(
+        message_of(over[0])["continued"]
+    ) == [False, False]
+    assert any(list(message_of(v)["continued"]) == [True, False] for v in over)
     assert view_of(watcher.views[-1]).round_no == 2 and watcher.views[-1].status == "playing"
 
 
@@ -195,7 +211,7 @@ async def test_the_next_round_comes_at_the_deadline_without_a_continue(
         async with asyncio.timeout(20):
             await watcher.run(stop=lambda view: view_of(view).round_no == 2)
     over = [v for v in watcher.views if v.status == "round_over"]
-    assert over and all(not any(v.continued) for v in over)
+    assert over and all(not any(message_of(v)["continued"]) for v in over)
     assert watcher.views[-1].status == "playing"
 
 
@@ -213,7 +229,7 @@ async def test_a_table_without_a_connected_human_is_abandoned(
                 await asyncio.sleep(0.05)
         async with linked(stub) as link:
             last = [v async for v in _views(link, created.table_id, created.tokens[0])]
-        assert len(last) == 1 and last[0].ended_reason == "abandoned"
+        assert len(last) == 1 and message_of(last[0])["ended_reason"] == "abandoned"
         record = json.loads((await stub.GetRecord(request)).log_json)
     assert verify(record) == {**verify(record), "valid": True, "finished": False}
     records = [r for r in caplog.records if r.getMessage() == "match_record"]

@@ -29,7 +29,7 @@ from services.common.errors import ServiceError
 from services.common.running import Running
 from services.convert import move_to_pb
 from services.gateway.link import Link, TableLink, dial
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 from table.table_players import (
     ServerFactory,
     assert_views_private,
@@ -81,7 +81,7 @@ async def play_seat(
         async for tv in sub:
             views.append(tv)
             if tv.status == "round_over":
-                if not tv.continued[seat]:
+                if not message_of(tv)["continued"][seat]:
                     await link.continue_round(request, 5)
                 continue
             view = view_of(tv)
@@ -195,11 +195,11 @@ async def test_a_closed_subscription_lets_the_seat_go(
         )
         async with asyncio.timeout(10):
             async for tv in watcher:
-                if tv.seats[1].connected:
+                if message_of(tv)["seats"][1]["connected"]:
                     break
             other.close()
             async for tv in watcher:
-                if not tv.seats[1].connected:
+                if not message_of(tv)["seats"][1]["connected"]:
                     break
         watcher.close()
     finally:
@@ -226,7 +226,7 @@ async def test_a_newer_subscription_of_a_seat_ends_the_older_cleanly(
             )
             await anext(other)
             seen = await anext(newer)  # the newer one still gets every change
-            while not seen.seats[1].connected:
+            while not message_of(seen)["seats"][1]["connected"]:
                 seen = await anext(newer)
         newer.close()
         other.close()
@@ -250,7 +250,7 @@ async def test_views_can_be_handed_over_as_they_come_and_a_failing_handler_ends_
 
         def watch(view: game_pb2.TableView) -> None:
             seen.append(view)
-            if view.seats[1].connected:
+            if message_of(view)["seats"][1]["connected"]:
                 both.set()
 
         def fail(view: game_pb2.TableView) -> None:
@@ -262,7 +262,9 @@ async def test_views_can_be_handed_over_as_they_come_and_a_failing_handler_ends_
             with pytest.raises(ValueError):
                 await failing.finished()  # ended with its handler's error...
             await both.wait()
-            while seen[-1].seats[1].connected:  # ...and the seat it held was let go
+            while message_of(seen[-1])["seats"][1][
+                "connected"
+            ]:  # ...and the seat it held was let go
                 await asyncio.sleep(0.01)
         assert all(view_of(v).seat == 0 for v in seen)
         watcher.close()

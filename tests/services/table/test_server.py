@@ -20,7 +20,7 @@ from services.common.errors import from_rpc_error
 from services.common.logs import JsonFormatter
 from services.common.running import Running as BotRunning
 from services.table.server import create_server
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 from table.table_players import (
     SeatPlayer,
     assert_views_private,
@@ -53,7 +53,7 @@ async def test_a_whole_match_plays_through_the_service(
     assert {m["by"] for m in log["moves"]} == ({"human", "bot"} if bots else {"human"})
     for player in players:
         last = player.views[-1]
-        assert last.status == "finished" and last.ended_reason == "finished"
+        assert last.status == "finished" and message_of(last)["ended_reason"] == "finished"
         assert view_of(last).seed == log["seed"]
         assert all(view_of(v).commitment == created.commitment for v in player.views)
         assert_views_private(log, player.seat, player.views)

@@ -13,7 +13,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.running import Running
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 from table.table_players import (
     SeatPlayer,
     ServerFactory,
@@ -62,7 +62,7 @@ async def test_a_spectator_of_a_whole_match_gets_exactly_the_public_view_every_t
     assert_views_private(log, SPECTATOR, watched)
     assert all(not view_of(v).rack and view_of(v).seat == SPECTATOR for v in watched)
     for player in players:  # the seats were told of the watcher, and only its count
-        assert any(v.watchers == 1 for v in player.views)
+        assert any(message_of(v)["watchers"] == 1 for v in player.views)
         assert_views_private(log, player.seat, player.views)
 
 
@@ -95,8 +95,11 @@ async def test_watchers_past_the_cap_are_refused_and_count_as_no_human(
         async with asyncio.timeout(20):  # no human ever connected: abandoned, watchers or not
             await asyncio.gather(*watchers)
     for watched in views:
-        assert (watched[-1].status, watched[-1].ended_reason) == ("ended", "abandoned")
-        assert max(v.watchers for v in watched) == 2
+        assert (watched[-1].status, message_of(watched[-1])["ended_reason"]) == (
+            "ended",
+            "abandoned",
+        )
+        assert max(message_of(v)["watchers"] for v in watched) == 2
 
 
 async def test_a_watcher_changes_nothing_the_tables_clocks_look_at(

@@ -14,7 +14,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.common.running import Running
 from services.gateway.link import Link, Subscription
-from services.table.views import view_of
+from services.table.views import message_of, view_of
 from table.table_players import SeatPlayer, create_table, error_code, play_to_the_end
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
@@ -40,12 +40,11 @@ async def _first_view(link: Link, table_id: str, token: str) -> game_pb2.TableVi
         views.close()
 
 
-def _frozen(view: game_pb2.TableView) -> bytes:
-    """A view without what changes with the clock alone."""
-    copy = game_pb2.TableView()
-    copy.CopyFrom(view)
-    copy.remaining_ms = 0
-    return copy.SerializeToString(deterministic=True)
+def _frozen(view: game_pb2.TableView) -> dict[str, object]:
+    """A view's message without what changes with the clock alone."""
+    message = message_of(view)
+    message["remaining_ms"] = 0
+    return message
 
 
 async def _submit(
@@ -200,10 +199,10 @@ async def test_the_newest_subscription_of_a_seat_ends_the_older_one(stub: Stub, 
     created = await create_table(stub, humans=2, bots=0)
     request = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
     older = link.subscribe(request)
-    assert (await _read(older)).seats[0].connected
+    assert message_of(await _read(older))["seats"][0]["connected"]
     newer = link.subscribe(request)
     first = await _read(newer)
-    assert first.seats[0].connected
+    assert message_of(first)["seats"][0]["connected"]
     while (view := await _next(older)) is not None:  # it ends cleanly
         assert view.version == 0
     newer.close()
@@ -213,12 +212,12 @@ async def test_a_stream_shows_who_is_connected(stub: Stub, link: Link) -> None:
     created = await create_table(stub, humans=2, bots=0)
     tid = created.table_id
     watcher = link.subscribe(table_pb2.SeatRequest(table_id=tid, token=created.tokens[0]))
-    assert [s.connected for s in (await _read(watcher)).seats] == [True, False]
+    assert [s["connected"] for s in message_of(await _read(watcher))["seats"]] == [True, False]
     other = link.subscribe(table_pb2.SeatRequest(table_id=tid, token=created.tokens[1]))
     await _read(other)
-    assert [s.connected for s in (await _read(watcher)).seats] == [True, True]
+    assert [s["connected"] for s in message_of(await _read(watcher))["seats"]] == [True, True]
     other.close()
-    assert [s.connected for s in (await _read(watcher)).seats] == [True, False]
+    assert [s["connected"] for s in message_of(await _read(watcher))["seats"]] == [True, False]
     watcher.close()
 
 
@@ -253,7 +252,11 @@ async def test_leaving_gives_the_seat_to_a_bot_for_good(stub: Stub, link: Link) 
     await playing
     last = watcher.views[-1]
     assert last.status == "finished"
-    assert (last.seats[0].kind, last.seats[0].left, last.seats[0].level) == ("bot", True, "medium")
+    assert (
+        message_of(last)["seats"][0]["kind"],
+        message_of(last)["seats"][0]["left"],
+        message_of(last)["seats"][0]["level"],
+    ) == ("bot", True, "medium")
     refused = await _refused(_submit(link, tid, tokens[0], DRAW, "back"))
     assert refused in ("bad_token", "match_over")
     record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=tid))
@@ -302,7 +305,7 @@ async def test_a_seat_created_with_a_token_hash_is_held_by_that_token(
     created = await stub.CreateTable(table_pb2.CreateTableRequest(seats=seats))
     assert list(created.tokens) == ["", ""]
     view = await _first_view(link, created.table_id, token)
-    assert view_of(view).seat == 0 and view.seats[0].name == "Ann"
+    assert view_of(view).seat == 0 and message_of(view)["seats"][0]["name"] == "Ann"
 
 
 async def test_a_repeated_create_answers_the_same_table_again(stub: Stub, link: Link) -> None:

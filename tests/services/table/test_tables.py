@@ -16,6 +16,7 @@ from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry
 from services.table.store.memory import MemoryStore
 from services.table.stored import SeatMeta, TableMeta, TableState
+from services.table.views import message_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked, play_to_the_end
 
 
@@ -74,7 +75,7 @@ async def test_a_stopping_replica_hands_its_tables_over_and_no_match_ends(
         record = await stub_b.GetRecord(table_pb2.SummaryRequest(table_id=tid))
     log = json.loads(record.log_json)
     assert verify(log)["finished"] and len(log["moves"]) > version
-    assert all(p.views[-1].ended_reason == "finished" for p in players)
+    assert all(message_of(p.views[-1])["ended_reason"] == "finished" for p in players)
 
 
 async def test_the_sweeper_adopts_a_table_nobody_asks_for(

@@ -25,7 +25,7 @@ class ChooseMoveRequest(_message.Message):
     LEVEL_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     view_json: _builtins.str
-    """the seat's view, as the table streams it (TableView.view_json)"""
+    """the seat's view (rackcore's `View.to_dict()`) as JSON text"""
     level: _builtins.str
     """easy | medium | hard"""
     seed: _builtins.int

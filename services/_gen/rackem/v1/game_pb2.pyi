@@ -3,10 +3,8 @@
 isort:skip_file
 Messages shared by every rackem service: rules, moves, what a seat's stream carries."""
 
-from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -201,79 +199,38 @@ Global___SeatInfo: _TypeAlias = SeatInfo  # noqa: Y015
 
 @_typing.final
 class TableView(_message.Message):
-    """What a seat's stream carries after every change of its table."""
+    """What a seat's stream carries after every change of its table: the protocol's `view`
+    message for that seat (docs/protocol.md), made once per seat per change by the table,
+    and the three facts of it that the gateway reads itself.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
-    CODE_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
-    SEATS_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
-    DEADLINE_MS_FIELD_NUMBER: _builtins.int
-    REMAINING_MS_FIELD_NUMBER: _builtins.int
-    CONTINUE_DEADLINE_MS_FIELD_NUMBER: _builtins.int
-    CONTINUED_FIELD_NUMBER: _builtins.int
-    LAST_MOVE_FIELD_NUMBER: _builtins.int
-    ENDED_REASON_FIELD_NUMBER: _builtins.int
-    WATCHERS_FIELD_NUMBER: _builtins.int
-    VIEW_JSON_FIELD_NUMBER: _builtins.int
-    LEGAL_JSON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    code: _builtins.str
     version: _builtins.int
     """number of accepted moves"""
     status: _builtins.str
     """playing | round_over | finished | ended"""
-    deadline_ms: _builtins.int
-    """unix ms when the current decision's clock runs out; 0 = none"""
-    remaining_ms: _builtins.int
-    """that clock's remaining time when this was sent"""
-    continue_deadline_ms: _builtins.int
-    """round over: unix ms when the next round starts anyway"""
-    ended_reason: _builtins.str
-    """finished | abandoned | closed"""
-    watchers: _builtins.int
-    """spectators watching now"""
-    view_json: _builtins.str
-    """The seat's own view (rackcore's ``View.to_dict()``: everything the seat may see, and
-    nothing more) as JSON text, made once per seat per change by the table.
+    message: _builtins.bytes
+    """The whole `view` message as UTF-8 JSON text: the table's public facts, the seat's own
+    view (rackcore's `View.to_dict()`: everything the seat may see, and nothing more) and
+    its legal moves. The gateway sends it to the seat's connection as it is.
     """
-    legal_json: _builtins.str
-    """The seat's legal moves now as a JSON array (the go-out forms, without ``seat``):
-    ``[]`` unless it is the seat's decision. A spectator's is always ``[]``.
-    """
-    @_builtins.property
-    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
-    @_builtins.property
-    def continued(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]:
-        """round over: which seats pressed continue"""
-
-    @_builtins.property
-    def last_move(self) -> Global___Move:
-        """the move that made this version (public fields only)"""
-
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
-        code: _builtins.str = ...,
         version: _builtins.int = ...,
-        seats: _abc.Iterable[Global___SeatInfo] | None = ...,
         status: _builtins.str = ...,
-        deadline_ms: _builtins.int = ...,
-        remaining_ms: _builtins.int = ...,
-        continue_deadline_ms: _builtins.int = ...,
-        continued: _abc.Iterable[_builtins.bool] | None = ...,
-        last_move: Global___Move | None = ...,
-        ended_reason: _builtins.str = ...,
-        watchers: _builtins.int = ...,
-        view_json: _builtins.str = ...,
-        legal_json: _builtins.str = ...,
+        message: _builtins.bytes = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["last_move", b"last_move"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "continue_deadline_ms", b"continue_deadline_ms", "continued", b"continued", "deadline_ms", b"deadline_ms", "ended_reason", b"ended_reason", "last_move", b"last_move", "legal_json", b"legal_json", "remaining_ms", b"remaining_ms", "seats", b"seats", "status", b"status", "table_id", b"table_id", "version", b"version", "view_json", b"view_json", "watchers", b"watchers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "status", b"status", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
