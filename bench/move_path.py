@@ -4,7 +4,8 @@
 
 It starts ``rackem up`` in a process of its own with two hooks on the gateway's WebSocket
 protocol (``services/gateway/ws_protocol.py``): the moment a frame arrives
-(``data_received``) and the end of the write that carries its ``moved``
+(``data_received``) and the end of the write that carries its ``moved`` (held by
+``send_text_now``)
 (``_flush``). Between the two it takes the wall time and the CPU time of that one
 thread (``time.thread_time``), move by move, so it shows whether the path waits
 (loop turns, other processes) or works. One client plays the computer as fast as it
@@ -47,17 +48,17 @@ def _serve(port: int) -> None:
     started = [0.0, 0.0, 0.0]  # wall, thread CPU, whether a `moved` is held
 
     received = GatewayWebSocket.data_received
-    held = GatewayWebSocket._hold
+    held = GatewayWebSocket.send_text_now
     flush = GatewayWebSocket._flush
 
     def data_received(self: GatewayWebSocket, data: bytes) -> None:
         started[:] = [time.perf_counter(), time.thread_time(), 0.0]
         received(self, data)
 
-    def hold(self: GatewayWebSocket, message: dict[str, str]) -> None:
-        if (message.get("text") or "").startswith('{"type":"moved"'):
+    def hold(self: GatewayWebSocket, data: bytes) -> bool:
+        if data.startswith(b'{"type":"moved"'):
             started[2] = 1.0
-        held(self, message)
+        return held(self, data)
 
     def flushed(self: GatewayWebSocket) -> None:
         flush(self)
@@ -67,7 +68,7 @@ def _serve(port: int) -> None:
             started[2] = 0.0
 
     GatewayWebSocket.data_received = data_received  # type: ignore[method-assign]
-    GatewayWebSocket._hold = hold  # type: ignore[method-assign]
+    GatewayWebSocket.send_text_now = hold  # type: ignore[method-assign]
     GatewayWebSocket._flush = flushed  # type: ignore[method-assign]
 
     async def main() -> None:

@@ -14,9 +14,11 @@ lifecycle is one ``ConnectionState``, in the spirit of Starlette's ``WebSocketSt
 - ``CLOSED``: both loops are over and the endpoint's tasks are cancelled.
 
 The hot path: a message pushed while the send loop waits with nothing queued is written
-at once, in the pusher's own call (no loop turn, no task); one whose write had to wait
-(flow control) is ``_in_flight``, and what comes next queues behind it. A message is
-pushed as a dict, or as its JSON text already made (the table's ``view`` messages).
+at once, in the pusher's own call (no loop turn, no task): straight into the protocol's
+buffer where the server offers that (``ws_protocol.TEXT_FRAMES``), else by the ASGI
+call; one whose write had to wait (flow control) is ``_in_flight``, and what comes next
+queues behind it. A message is pushed as a dict, or as its JSON text already made (the
+table's ``view`` messages).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from services.common.lean_sync import Event, Queue
 from services.common.logs import event
 from services.gateway.metrics import Metrics
 from services.gateway.protocol import encode
-from services.gateway.ws_protocol import INVALID_TEXT
+from services.gateway.ws_protocol import INVALID_TEXT, TEXT_FRAMES
 
 __all__ = ["POLICY", "SLOW", "Connection", "ConnectionState"]
 
@@ -77,6 +79,9 @@ class Connection:
         self._hello_timeout_s = hello_timeout_s
         self._hello_timer: asyncio.TimerHandle | None = None
         self._outbox: Queue[bytes | int] = Queue(maxsize=queue)
+        # The server's way to hold a text frame in the caller's call, if it has one.
+        direct = ws.scope.get("extensions", {}).get(TEXT_FRAMES)
+        self._send_direct: Callable[[bytes], bool] | None = direct["send"] if direct else None
         self._sender: asyncio.Task[None] | None = None
         self._sender_idle = False  # the send loop waits with nothing queued
         self._in_flight: asyncio.Future[None] | None = None  # a direct write still under way
@@ -174,6 +179,9 @@ class Connection:
     def _send_now(self, data: bytes) -> None:
         """Write ``data`` now, without the send loop's turn; if the socket makes the write
         wait (flow control), what comes next queues behind it."""
+        direct = self._send_direct
+        if direct is not None and direct(data):
+            return
         sending = eager.start(self.ws.send_text(data.decode()))
         if not sending.done():
             self._in_flight = sending
@@ -198,7 +206,9 @@ class Connection:
             if isinstance(item, int):
                 await self.ws.close(item)
                 return
-            await self.ws.send_text(item.decode())
+            direct = self._send_direct
+            if direct is None or not direct(item):
+                await self.ws.send_text(item.decode())
 
     async def _receive_loop(self, on_receive: Callable[[Frame], Awaitable[None]]) -> None:
         with contextlib.suppress(WebSocketDisconnect):

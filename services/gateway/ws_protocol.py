@@ -19,7 +19,10 @@ Frames sent in one loop turn leave in one socket write: a data frame sent while 
 socket takes more is put in websockets' output buffer, and the buffer is written once at
 the end of the turn (``_flush``), so a move's ``view`` and ``moved`` to the mover cost one
 write, not two. Anything uvicorn writes meanwhile (a close, a ping) empties the same
-buffer, held frames first, so the order on the wire is the order of the sends.
+buffer, held frames first, so the order on the wire is the order of the sends. A text
+frame already encoded (the table's ``view`` message, every frame the gateway writes) can
+be held without the ASGI call at all: ``send_text_now``, offered to the app as the scope's
+``TEXT_FRAMES`` extension (``connection.py`` uses it where it can, the ASGI way where not).
 
 And it is lighter per connection (docs/performance.md, *Memory*): its inbox and its
 ``writable`` flag are ``services/common/lean_sync.py``'s (no deques), and the handshake's
@@ -34,14 +37,17 @@ from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
+from websockets.http11 import Request
 from websockets.protocol import State
 
 from services.common.lean_sync import Event, Queue
 
-__all__ = ["INVALID_TEXT", "GatewayWebSocket", "gateway_websocket"]
+__all__ = ["INVALID_TEXT", "TEXT_FRAMES", "GatewayWebSocket", "gateway_websocket"]
 
 INVALID_TEXT = 1007  # "invalid frame payload data"
 _REASON = "text frames are UTF-8"
+TEXT_FRAMES = "rackem.text_frames"
+"""The ASGI scope extension of a ``GatewayWebSocket``: ``{"send": send_text_now}``."""
 
 
 class GatewayWebSocket(WebSocketsSansIOProtocol):
@@ -57,6 +63,32 @@ class GatewayWebSocket(WebSocketsSansIOProtocol):
         self.queue = inbox  # type: ignore[assignment]
         self.writable = writable  # type: ignore[assignment]
         self._flush_due = False  # frames are held for one write at the end of this turn
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)  # none for a refused handshake
+        if scope is not None:
+            scope["extensions"][TEXT_FRAMES] = {"send": self.send_text_now}
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        scope = getattr(self, "scope", None)
+        if scope is not None:  # the scope's reference back to this protocol: a cycle
+            scope["extensions"].pop(TEXT_FRAMES, None)
+
+    def send_text_now(self, data: bytes) -> bool:
+        """Hold a text frame (its UTF-8 ``data``) for this turn's write, as ``send`` holds a
+        ``websocket.send``, in the caller's own call; False, and nothing sent, where
+        ``send`` would have to wait or refuse (a full socket, a close under way): then send
+        it that way."""
+        if not self._may_hold():
+            return False
+        try:
+            self.conn.send_text(data)
+        except InvalidState:
+            return False
+        self._flush_soon()
+        return True
 
     async def send(self, message: ASGISendEvent) -> None:
         if message["type"] == "websocket.send" and self._may_hold():
@@ -97,6 +129,9 @@ class GatewayWebSocket(WebSocketsSansIOProtocol):
                 self.conn.send_binary(message.get("bytes") or b"")
         except InvalidState:
             raise ClientDisconnected() from None
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
         if not self._flush_due:
             self._flush_due = True
             self.loop.call_soon(self._flush)
