@@ -311,12 +311,12 @@ class Session:
             version = await self.backends.submit(seat.replica, request)
         except ServiceError as err:
             self.admission.answered(time.perf_counter() - started)
-            self.metrics.moves.labels("refused").inc()
+            self.metrics.moves_refused.inc()
             raise from_service(err.code, err.message, move_id) from None
         took = time.perf_counter() - started
         self.admission.answered(took)
         self.metrics.move_latency.observe(took)
-        self.metrics.moves.labels("accepted").inc()
+        self.metrics.moves_accepted.inc()
         self.push({"type": "moved", "id": move_id, "version": version})
 
     async def _continue(self, message: dict[str, Any]) -> None:

@@ -87,6 +87,7 @@ class Table:
         # While the driver waits: when it looks again by itself (unix ms; inf: only when
         # woken). A change that brings nothing sooner need not wake it (``_push``).
         self.planned_at: float | None = None
+        self._wake_due = False  # a wake-up check is scheduled after this turn's writes
         self.closed: ServiceError | None = None
         self.seats_dirty = False  # a stream ended: the seats need a broadcast
         now = now_ms()
@@ -455,11 +456,15 @@ class Table:
                     sub.end(ServiceError("unavailable", "the stream fell behind; watch again"))
                     self.seats_dirty = True
                     event(log, "watcher_dropped", logging.WARNING, table=self.table_id)
-        self._wake_driver()
+        if not self._wake_due:  # after the views just pushed are written (the loop's order)
+            self._wake_due = True
+            asyncio.get_running_loop().call_soon(self._wake_driver)
 
     def _wake_driver(self) -> None:
         """Wake the driver, unless it is waiting and its next step comes no sooner now: it
-        looks again at its planned time in any case (a move that resets the clock)."""
+        looks again at its planned time in any case (a move that resets the clock). Called
+        soon after a change, not in it: the change's views and answer go out first."""
+        self._wake_due = False
         planned = self.planned_at
         if planned is not None and not self.seats_dirty:
             step = next_step(self.facts(), self.config.timing)
