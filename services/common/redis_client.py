@@ -10,7 +10,8 @@
     redis+cluster://[[user]:password@]host:port[,host:port...]
         a Redis Cluster, found from any of the nodes listed (redis-py's ``RedisCluster``)
 
-Responses are decoded to ``str``. A single server's and a Sentinel primary's connections
+Responses are decoded to ``str``; commands are packed by hiredis in every mode
+(``redis_packing``). A single server's and a Sentinel primary's connections
 come from a *blocking* pool of ``MAX_CONNECTIONS``: when a thousand tables append a
 move at once the commands wait their turn for a connection (Redis runs one command at
 a time anyway) instead of failing. redis-py's default pool refuses the 101st concurrent
@@ -33,7 +34,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.asyncio.connection import Connection
+from redis.asyncio.connection import parse_url as parse_redis_url
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.exceptions import (
     ClusterDownError,
     OutOfMemoryError,
@@ -46,6 +49,8 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from services.common.redis_packing import hiredis_packing
 
 __all__ = [
     "CLUSTER_CONNECTIONS",
@@ -146,19 +151,24 @@ def connect(url: str) -> RedisClient:
     """A client for ``url`` (see the module's doc for the three kinds)."""
     target = parse_url(url)
     if target is None:
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=MAX_CONNECTIONS,
-            timeout=POOL_WAIT_S,
-            decode_responses=True,
-            health_check_interval=HEALTH_CHECK_S,
-            socket_timeout=SOCKET_TIMEOUT_S,
-            socket_connect_timeout=CONNECT_TIMEOUT_S,
-        )
+        options: dict[str, Any] = {
+            "max_connections": MAX_CONNECTIONS,
+            "timeout": POOL_WAIT_S,
+            "decode_responses": True,
+            "health_check_interval": HEALTH_CHECK_S,
+            "socket_timeout": SOCKET_TIMEOUT_S,
+            "socket_connect_timeout": CONNECT_TIMEOUT_S,
+            **parse_redis_url(url),  # as ``from_url`` reads it: the URL's options win
+        }
+        base = options.pop("connection_class", Connection)  # TLS or a Unix socket
+        pool = aioredis.BlockingConnectionPool(connection_class=hiredis_packing(base), **options)
         return aioredis.Redis.from_pool(pool)
     if target.mode == "cluster":
-        return RedisCluster(
-            startup_nodes=[ClusterNode(host, port) for host, port in target.nodes],
+        packing = hiredis_packing(Connection)
+        cluster = RedisCluster(
+            startup_nodes=[
+                ClusterNode(host, port, connection_class=packing) for host, port in target.nodes
+            ],
             max_connections=CLUSTER_CONNECTIONS,
             username=target.username,
             password=target.password,
@@ -167,6 +177,10 @@ def connect(url: str) -> RedisClient:
             socket_timeout=SOCKET_TIMEOUT_S,
             socket_connect_timeout=CONNECT_TIMEOUT_S,
         )
+        # RedisCluster takes no connection class; the nodes it finds are made from these
+        # (tests/services/common/test_redis_packing.py checks them on a real cluster).
+        cluster.nodes_manager.connection_kwargs["connection_class"] = packing
+        return cluster
     sentinel_kwargs: dict[str, object] = {
         "socket_timeout": SOCKET_TIMEOUT_S,
         "socket_connect_timeout": CONNECT_TIMEOUT_S,
@@ -181,6 +195,7 @@ def connect(url: str) -> RedisClient:
         connection_pool_class=_BlockingSentinelPool,
         max_connections=MAX_CONNECTIONS,
         timeout=POOL_WAIT_S,
+        connection_class=hiredis_packing(SentinelManagedConnection),
         db=target.db,
         username=target.username,
         password=target.password,

@@ -1,0 +1,49 @@
+"""Commands packed by hiredis on redis-py's asyncio connections, as its sync ones pack them.
+
+redis-py packs a command into the Redis protocol in Python on its asyncio connections (its
+synchronous connections use ``hiredis.pack_command`` when hiredis is installed:
+``redis.connection.HiredisRespSerializer``). A table replica packs one ``EVALSHA`` per move
+and per lease it renews, a dozen arguments each: ~8 µs each in Python, ~1 µs in hiredis
+(docs/performance.md). ``hiredis_packing(cls)`` is ``cls`` packing with hiredis: the same
+bytes (tests/services/common/test_redis_packing.py holds them equal), the same first
+argument split (``"CONFIG GET"`` is two), and the same refusal of a value Redis has no
+form for (``DataError``). ``redis_client.connect`` gives every mode's connections this
+packer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import hiredis
+from redis.asyncio.connection import AbstractConnection
+
+__all__ = ["hiredis_packing"]
+
+C = TypeVar("C", bound=type[AbstractConnection])
+
+
+def _pack_command(self: AbstractConnection, *args: Any) -> list[bytes]:
+    """``args`` in the Redis protocol, as redis-py's ``pack_command`` writes them."""
+    first = args[0]
+    if isinstance(first, str):
+        args = (*first.encode().split(), *args[1:])
+    elif b" " in first:
+        args = (*first.split(), *args[1:])
+    try:
+        return [hiredis.pack_command(args)]
+    except TypeError:  # bool, None, a list...: redis-py refuses them (``DataError``)
+        return AbstractConnection.pack_command(self, *args)
+
+
+_made: dict[type[AbstractConnection], type[AbstractConnection]] = {}
+
+
+def hiredis_packing(base: C) -> C:
+    """``base`` (a redis-py asyncio connection class) packing its commands with hiredis;
+    one class per ``base``."""
+    packing = _made.get(base)
+    if packing is None:
+        name = f"Hiredis{base.__name__}"
+        packing = _made[base] = type(name, (base,), {"pack_command": _pack_command})
+    return packing  # type: ignore[return-value]
