@@ -79,9 +79,7 @@ def _connections(client: Any) -> list[Any]:
         assert nodes
         return [c for node in nodes for c in node._connections]
     pool = client.connection_pool
-    return [*pool._in_use_connections, *pool._available_connections] or [
-        pool.make_connection()
-    ]
+    return [*pool._in_use_connections, *pool._available_connections] or [pool.make_connection()]
 
 
 @pytest.mark.parametrize("kind", KINDS)
