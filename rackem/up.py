@@ -4,8 +4,9 @@ Bot, table and matchmaker serve real gRPC on free localhost ports and
 share one in-process replica registry and their in-process stores (or Redis, given
 ``--redis URL`` or ``REDIS_URL``); the gateway serves the web client and the protocol
 on ``--host``/``--port``. The gateway reaches the table replica (its link) and the
-matchmaker (its calls), and the matchmaker the table replica (CreateTable), in process,
-without a socket: this is the only place that wires rackem/seam/ in. Ctrl-C or SIGTERM
+matchmaker (its calls), the matchmaker the table replica (CreateTable), and the table
+replica the bot service (its bots' moves), in process, without a socket: this is the
+only place that wires rackem/seam/ in. Ctrl-C or SIGTERM
 stops them in reverse order. Every other setting of every service comes from its
 environment variables, as under ``rackem serve``.
 
@@ -177,6 +178,7 @@ async def start(
     Each service's other settings come from ``env`` (default: the environment). Without
     Redis, finished matches are kept under ``data_dir`` (empty: in an in-memory database).
     """
+    from rackem.seam.bots import LocalBots
     from rackem.seam.matchmaker import LocalMatchmaker
     from rackem.seam.tables import LocalTables
     from services.bot import server as bot
@@ -204,7 +206,9 @@ async def start(
             bot_addr=bots.addr,
             data_dir=data_dir,
         )
-        tables = await table.create_server(table_settings, registry=registry)
+        tables = await table.create_server(
+            table_settings, registry=registry, bots=LocalBots(bots.service)
+        )
         services.append(("table", tables, GRACE_S))
         # The gateway and the matchmaker reach this replica without a socket (rackem/seam/).
         local = LocalTables({tables.addr: tables.service})

@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
+from rackem.seam.wire import copied
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError
 from services.matchmaker.service import MatchmakerService, internal_error
@@ -31,13 +32,6 @@ __all__ = ["LobbyStream", "LocalMatchmaker"]
 M = TypeVar("M", bound=Message)
 
 
-def _copy(message: M) -> M:
-    """``message`` as the other side would have parsed it off the wire: its own object."""
-    copy = type(message)()
-    copy.CopyFrom(message)
-    return copy
-
-
 class LocalMatchmaker:
     def __init__(self, service: MatchmakerService) -> None:
         self._service = service
@@ -45,39 +39,39 @@ class LocalMatchmaker:
     async def QuickMatch(
         self, request: pb.QuickMatchRequest, timeout: float | None = None
     ) -> pb.Seated:
-        return await _call("QuickMatch", self._service.quick_match(_copy(request)), timeout)
+        return await _call("QuickMatch", self._service.quick_match(copied(request)), timeout)
 
     async def CreateTable(
         self, request: pb.CreatePrivateRequest, timeout: float | None = None
     ) -> pb.Seated:
-        return await _call("CreateTable", self._service.create_table(_copy(request)), timeout)
+        return await _call("CreateTable", self._service.create_table(copied(request)), timeout)
 
     async def JoinByCode(self, request: pb.JoinRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("JoinByCode", self._service.join_by_code(_copy(request)), timeout)
+        return await _call("JoinByCode", self._service.join_by_code(copied(request)), timeout)
 
     async def Start(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("Start", self._service.start(_copy(request)), timeout)
+        return await _call("Start", self._service.start(copied(request)), timeout)
 
     async def Leave(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("Leave", self._service.leave(_copy(request)), timeout)
+        return await _call("Leave", self._service.leave(copied(request)), timeout)
 
     async def Locate(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("Locate", self._service.locate(_copy(request)), timeout)
+        return await _call("Locate", self._service.locate(copied(request)), timeout)
 
     async def GetLobby(self, request: pb.LobbyRequest, timeout: float | None = None) -> pb.Lobby:
-        return await _call("GetLobby", self._service.get_lobby(_copy(request)), timeout)
+        return await _call("GetLobby", self._service.get_lobby(copied(request)), timeout)
 
     def WatchLobby(self, request: pb.TokenRequest) -> LobbyStream:
-        return LobbyStream(self._service.watch_lobby(_copy(request)))
+        return LobbyStream(self._service.watch_lobby(copied(request)))
 
     def WatchCode(self, request: pb.LobbyRequest) -> LobbyStream:
-        return LobbyStream(self._service.watch_code(_copy(request)))
+        return LobbyStream(self._service.watch_code(copied(request)))
 
     async def Rematch(self, request: pb.TokenRequest, timeout: float | None = None) -> pb.Seated:
-        return await _call("Rematch", self._service.rematch(_copy(request)), timeout)
+        return await _call("Rematch", self._service.rematch(copied(request)), timeout)
 
     def WatchRematch(self, request: pb.TokenRequest) -> LobbyStream:
-        return LobbyStream(self._service.watch_rematch(_copy(request)))
+        return LobbyStream(self._service.watch_rematch(copied(request)))
 
 
 class LobbyStream:
@@ -115,7 +109,7 @@ def _retrieve(task: asyncio.Future[object]) -> None:
 async def _call(rpc: str, work: Awaitable[M], timeout: float | None) -> M:
     try:
         async with asyncio.timeout(timeout):
-            return _copy(await work)
+            return copied(await work)
     except (ServiceError, StopAsyncIteration):  # a refusal, or the stream's end: as they are
         raise
     except TimeoutError:

@@ -23,8 +23,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import partial
 from typing import Any, TypeVar
 
-from google.protobuf.message import Message
-
+from rackem.seam.wire import copied
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common import eager
 from services.common.errors import ServiceError
@@ -38,15 +37,7 @@ __all__ = ["DirectLink", "LocalTables"]
 
 log = logging.getLogger("rackem.up")
 
-M = TypeVar("M", bound=Message)
 T = TypeVar("T")
-
-
-def _copy(message: M) -> M:
-    """``message`` as the other side would have parsed it off the wire: its own object."""
-    copy = type(message)()
-    copy.CopyFrom(message)
-    return copy
 
 
 def _retrieve(done: asyncio.Future[Any]) -> None:
@@ -92,27 +83,27 @@ class DirectLink:
         return bool(self._followings)
 
     async def submit(self, request: table_pb2.SubmitMoveRequest, timeout: float) -> int:
-        return await _called("Link", self._service.submit(_copy(request)), timeout)
+        return await _called("Link", self._service.submit(copied(request)), timeout)
 
     async def continue_round(self, request: table_pb2.SeatRequest, timeout: float) -> None:
-        await _called("Link", self._service.continue_round(_copy(request)), timeout)
+        await _called("Link", self._service.continue_round(copied(request)), timeout)
 
     async def leave(self, request: table_pb2.SeatRequest, timeout: float) -> None:
-        await _called("Link", self._service.leave(_copy(request)), timeout)
+        await _called("Link", self._service.leave(copied(request)), timeout)
 
     def subscribe(
         self,
         request: table_pb2.SeatRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
     ) -> Subscription:
-        return self._follow(partial(self._service.follow, _copy(request)), on_view)
+        return self._follow(partial(self._service.follow, copied(request)), on_view)
 
     def watch(
         self,
         request: table_pb2.SummaryRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
     ) -> Subscription:
-        return self._follow(partial(self._service.spectate, _copy(request)), on_view)
+        return self._follow(partial(self._service.spectate, copied(request)), on_view)
 
     def _follow(
         self, opener: Opener, on_view: Callable[[game_pb2.TableView], None] | None
@@ -121,7 +112,7 @@ class DirectLink:
         subscription = Subscription(views.close, on_view)
         views.following = following = Following(
             opener,
-            lambda view: subscription.put(_copy(view)),
+            lambda view: subscription.put(copied(view)),
             lambda error: self._ended(following, subscription, error),
         )
         views.link = self
@@ -180,10 +171,10 @@ class LocalTables:
 def _create(
     service: TableService, request: table_pb2.CreateTableRequest
 ) -> Awaitable[table_pb2.CreateTableReply]:
-    return _called("CreateTable", _created(service, _copy(request)), None)
+    return _called("CreateTable", _created(service, copied(request)), None)
 
 
 async def _created(
     service: TableService, request: table_pb2.CreateTableRequest
 ) -> table_pb2.CreateTableReply:
-    return _copy(await service.create(request))
+    return copied(await service.create(request))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from services._gen.rackem.v1 import bot_pb2_grpc
+from services.bot.service import BotService
 from services.bot.servicer import SERVICE_NAME, BotServicer
 from services.bot.settings import BotSettings
 from services.common import logs, loop, running
@@ -18,11 +19,14 @@ __all__ = ["create_server", "main", "serve"]
 log = logging.getLogger("rackem.bot")
 
 
-async def create_server(settings: BotSettings) -> Running[None]:
-    """Build, bind and start the bot server (``settings.port`` 0 picks a free port)."""
+async def create_server(settings: BotSettings) -> Running[BotService]:
+    """Build, bind and start the bot server (``settings.port`` 0 picks a free port).
+    ``Running.service`` is its operation (``BotService``), for callers in this process
+    (``rackem up``'s seam, rackem/seam/bots.py)."""
     async with Shutdown() as shutdown:
+        service = BotService()
         server = new_server()
-        bot_pb2_grpc.add_BotServicer_to_server(BotServicer(), server)
+        bot_pb2_grpc.add_BotServicer_to_server(BotServicer(service), server)
         health = add_health(server, [SERVICE_NAME])
         port = bind(server, settings.host, settings.port)
         await server.start()
@@ -33,7 +37,7 @@ async def create_server(settings: BotSettings) -> Running[None]:
     return Running(
         port,
         dial_addr(settings.host, port),
-        None,
+        service,
         shutdown,
         grace=settings.stop_grace_ms / 1000,
         log=log,

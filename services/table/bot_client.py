@@ -5,6 +5,10 @@ slower than ``timeout_ms``, the move comes from ``rackcore.bots.choose(view,
 "medium")`` in this process instead, so a table never stalls; after a failure the
 service is left alone for ``retry_ms`` before it is asked again (one log line per
 failure, not per move). Without a bot service address every level plays in-process.
+
+The service is called through ``Bots``: the gRPC stub of the address given, or, under
+``rackem up``, the bot service in the same process (rackem/seam/bots.py), which answers
+the same call without a socket and refuses with a ``ServiceError``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Awaitable
+from typing import Protocol
 
 import grpc
 
@@ -19,22 +25,33 @@ from rackcore import Move, View
 from rackcore.bots import choose
 from services._gen.rackem.v1 import bot_pb2, bot_pb2_grpc
 from services.common.channels import open_channel
+from services.common.errors import ServiceError
 from services.common.logs import event
 from services.convert import move_from_pb
 from services.table.views import view_json
 
-__all__ = ["FALLBACK_LEVEL", "BotClient"]
+__all__ = ["FALLBACK_LEVEL", "BotClient", "Bots"]
 
 log = logging.getLogger("rackem.table.bots")
 
 FALLBACK_LEVEL = "medium"
 
 
+class Bots(Protocol):
+    """The bot service's call, as its gRPC stub makes it."""
+
+    def ChooseMove(
+        self, request: bot_pb2.ChooseMoveRequest, timeout: float | None = None
+    ) -> Awaitable[bot_pb2.ChooseMoveReply]: ...
+
+
 class BotClient:
-    def __init__(self, addr: str, timeout_ms: int, retry_ms: int) -> None:
-        self._addr = addr
-        self._channel = open_channel(addr) if addr else None
-        self._stub = bot_pb2_grpc.BotStub(self._channel) if self._channel is not None else None
+    def __init__(self, addr: str, timeout_ms: int, retry_ms: int, bots: Bots | None = None) -> None:
+        """The bot service at ``addr`` (none: every level in-process), or ``bots``."""
+        self._channel = open_channel(addr) if addr and bots is None else None
+        if self._channel is not None:
+            bots = bot_pb2_grpc.BotStub(self._channel)
+        self._stub = bots
         self._timeout = timeout_ms / 1000
         self._retry = retry_ms / 1000
         self._resting_until = 0.0
@@ -56,6 +73,8 @@ class BotClient:
                 reason = "illegal_move"
             except grpc.aio.AioRpcError as exc:
                 reason = exc.code().name.lower()
+            except ServiceError as err:  # in this process: refused as the servicer would
+                reason = err.code
             except Exception:  # a malformed reply: the service is not to be trusted now
                 reason = "bad_reply"
             self._resting_until = time.monotonic() + self._retry

@@ -16,7 +16,7 @@ from services.common.redis_client import Durability, connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
-from services.table.bot_client import BotClient
+from services.table.bot_client import BotClient, Bots
 from services.table.clocks import Timing
 from services.table.service import TableService
 from services.table.servicer import TableServicer
@@ -40,14 +40,16 @@ async def create_server(
     store: TableStore | None = None,
     registry: Registry | None = None,
     bot_addr: str | None = None,
+    bots: Bots | None = None,
 ) -> Running[TableService]:
     """Build, bind and start a table replica (``settings.port`` 0 picks a free port).
 
     Without ``store``/``registry`` it uses Redis at ``settings.redis_url``, or the
     in-process implementations when that is unset. ``bot_addr`` overrides
-    ``settings.bot_addr``. ``Running.service`` is the replica's operations
-    (``TableService``, and through it the ``Tables`` it owns), for callers in this process
-    (``rackem up``'s seam, rackem/seam/tables.py).
+    ``settings.bot_addr``; ``bots`` is the bot service to call instead of dialing one (the
+    one in this process under ``rackem up``, rackem/seam/bots.py). ``Running.service`` is
+    the replica's operations (``TableService``, and through it the ``Tables`` it owns), for
+    callers in this process (``rackem up``'s seam, rackem/seam/tables.py).
     """
     async with Shutdown() as shutdown:
         if store is None or registry is None:
@@ -82,13 +84,14 @@ async def create_server(
             lease_ms=settings.lease_ms,
             store_hold_ms=settings.store_hold_ms,
         )
-        bots = BotClient(
+        bot_client = BotClient(
             settings.bot_addr if bot_addr is None else bot_addr,
             settings.bot_timeout_ms,
             settings.bot_retry_ms,
+            bots,
         )
-        shutdown.push_close(bots.close)
-        tables = Tables(settings, config, registry, bots, replica_id)
+        shutdown.push_close(bot_client.close)
+        tables = Tables(settings, config, registry, bot_client, replica_id)
         service = TableService(tables)
         servicer = TableServicer(service, settings.link_queue, settings.link_pace_ms / 1000)
         table_pb2_grpc.add_TableServicer_to_server(servicer, server)

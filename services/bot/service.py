@@ -1,0 +1,27 @@
+"""The bot service's one operation, transport-free: a move for the seat whose view it is given.
+
+The gRPC surface (``servicer.py``) calls it; so may a caller in this process (``rackem
+up``'s seam, rackem/seam/bots.py), which then owns the copying a wire would do. It sees
+one seat's view, never a match state, and keeps nothing between calls.
+"""
+
+from __future__ import annotations
+
+from rackcore.bots import choose
+from services._gen.rackem.v1 import bot_pb2
+from services.bot.views import checked_view
+from services.convert import move_to_pb
+
+__all__ = ["BotService"]
+
+
+class BotService:
+    def choose_move(self, request: bot_pb2.ChooseMoveRequest) -> bot_pb2.ChooseMoveReply:
+        """The move the request's level plays from its view; ``ServiceError`` (``bad_request``)
+        for a request that is not a view to move from; ``RuntimeError`` if the bot chose a
+        move its view does not allow (a bug)."""
+        view = checked_view(request)
+        move = choose(view, level=request.level, seed=request.seed)
+        if move not in view.legal_moves():
+            raise RuntimeError("the bot chose a move its view does not allow")
+        return bot_pb2.ChooseMoveReply(move=move_to_pb(move))
