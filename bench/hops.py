@@ -12,6 +12,11 @@ echo of 600-byte messages (a move's ``LinkUp`` is ~100 bytes, its ``LinkDown`` ~
 the floor of one client's move on that stack, printed as a multiple of the echo: what
 ``bench/load.py``'s ratio to the echo can come down to (docs/performance.md).
 
+For comparison it also times the cheapest hop there could be between gateway and table:
+a bare TCP stream between two uvloop processes, each message a 4-byte length and the
+600 bytes (what a hand-written transport would cost at the least: no HTTP/2, no gRPC
+threads), and prints the floor with it in place of the gRPC stream.
+
 For the gRPC hop it also prints the CPU time each side spends per round trip (a write and
 a read each): what one link message costs either end, whatever it carries, which is
 what the link's pacing saves (services/common/pacing.py). gRPC's settings in the
@@ -21,8 +26,10 @@ environment (``GRPC_EXPERIMENTS``) reach both sides.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
+import struct
 import subprocess
 import sys
 import time
@@ -35,6 +42,7 @@ from rackem.client import Client
 from services.common import loop
 
 MESSAGE = b"x" * 600
+_LENGTH = struct.Struct(">I")
 _SCRIPT = "redis.call('RPUSH', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return 1"
 
 
@@ -58,6 +66,63 @@ async def serve_grpc(port: int) -> None:
     await server.start()
     print("listening", flush=True)
     await server.wait_for_termination()
+
+
+class _Framed(asyncio.Protocol):
+    """Length-prefixed messages on a TCP stream; each whole one to ``on_message``."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self.answer: asyncio.Future[bytes] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        while len(buffer) >= 4:
+            (size,) = _LENGTH.unpack_from(buffer)
+            if len(buffer) < 4 + size:
+                return
+            message = bytes(buffer[4 : 4 + size])
+            del buffer[: 4 + size]
+            self.on_message(message)
+
+    def send(self, message: bytes) -> None:
+        assert self.transport is not None
+        self.transport.write(_LENGTH.pack(len(message)) + message)
+
+    def on_message(self, message: bytes) -> None:
+        if self.answer is not None and not self.answer.done():
+            self.answer.set_result(message)
+
+
+class _EchoFramed(_Framed):
+    def on_message(self, message: bytes) -> None:
+        self.send(message)
+
+
+async def serve_raw(port: int) -> None:
+    """Every length-prefixed message read is written back."""
+    server = await asyncio.get_running_loop().create_server(_EchoFramed, "127.0.0.1", port)
+    print("listening", flush=True)
+    await server.serve_forever()
+
+
+async def _raw(port: int, n: int) -> list[float]:
+    loop = asyncio.get_running_loop()
+    transport, framed = await loop.create_connection(_Framed, "127.0.0.1", port)
+    took = []
+    for _ in range(n):
+        started = time.perf_counter()
+        framed.answer = loop.create_future()
+        framed.send(MESSAGE)
+        await framed.answer
+        took.append(time.perf_counter() - started)
+    transport.close()
+    return took
 
 
 def _p50_ms(seconds: list[float]) -> float:
@@ -107,14 +172,16 @@ async def _redis(port: int, n: int) -> list[float]:
 
 
 async def measure(
-    n: int, echo_url: str, grpc_port: int, grpc_pid: int, redis_port: int
+    n: int, echo_url: str, grpc_port: int, grpc_pid: int, redis_port: int, raw_port: int
 ) -> dict[str, float]:
     echo = _p50_ms(await _ws(echo_url, n))
     client_before, server_before = time.process_time(), cpu_s(grpc_pid)
     grpc_ms = _p50_ms(await _grpc(grpc_port, n))
     client_cpu, server_cpu = time.process_time() - client_before, cpu_s(grpc_pid) - server_before
     redis_ms = _p50_ms(await _redis(redis_port, n))
+    raw_ms = _p50_ms(await _raw(raw_port, n))
     floor = echo + grpc_ms + redis_ms
+    bare = echo + raw_ms + redis_ms
     return {
         "websocket_echo_ms": echo,
         "grpc_stream_round_trip_ms": grpc_ms,
@@ -123,6 +190,8 @@ async def measure(
         "floor_vs_echo": round(floor / echo, 2),
         "grpc_client_cpu_us_per_round_trip": round(client_cpu / n * 1e6),
         "grpc_server_cpu_us_per_round_trip": round(server_cpu / n * 1e6),
+        "bare_tcp_round_trip_ms": raw_ms,
+        "floor_with_bare_tcp_vs_echo": round(bare / echo, 2),
     }
 
 
@@ -131,28 +200,36 @@ def main() -> None:
     parser.add_argument("--round-trips", type=int, default=3000)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--serve-grpc", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-raw", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_grpc:
         loop.run(serve_grpc(args.serve_grpc))
         return
-    grpc_port, redis_port = free_port(), free_port()
+    if args.serve_raw:
+        loop.run(serve_raw(args.serve_raw))
+        return
+    grpc_port, redis_port, raw_port = free_port(), free_port(), free_port()
     echo, echo_url = start_echo()
     grpc_server = subprocess.Popen(
         [sys.executable, __file__, "--serve-grpc", str(grpc_port)], stdout=subprocess.PIPE
+    )
+    raw_server = subprocess.Popen(
+        [sys.executable, __file__, "--serve-raw", str(raw_port)], stdout=subprocess.PIPE
     )
     redis_server = subprocess.Popen(
         ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""],
         stdout=subprocess.DEVNULL,
     )
     try:
-        assert grpc_server.stdout is not None
+        assert grpc_server.stdout is not None and raw_server.stdout is not None
         grpc_server.stdout.readline()  # "listening"
+        raw_server.stdout.readline()
         time.sleep(0.3)  # redis-server accepts within this on an idle machine
         figures = loop.run(
-            measure(args.round_trips, echo_url, grpc_port, grpc_server.pid, redis_port)
+            measure(args.round_trips, echo_url, grpc_port, grpc_server.pid, redis_port, raw_port)
         )
     finally:
-        for process in (echo, grpc_server, redis_server):
+        for process in (echo, grpc_server, raw_server, redis_server):
             stop_process(process)
     figures_out = {"load_average": [round(x, 2) for x in os.getloadavg()], **figures}
     if args.json:
