@@ -207,9 +207,14 @@ def summary(plan: Plan, procs: int, tally: Tally, samples: Samples) -> dict[str,
     out |= _server_figures(samples, len(lat), tally.at_start, plan.duration, len(tally.before))
     if samples.gateway_move_ms is not None:
         out["gateway_submit_move_mean_ms"] = round(samples.gateway_move_ms, 3)
+    answered = int(sum(g["moves"] for g in samples.gateways.values()))
+    if links := load_metrics.link_figures(samples.gateways, answered):
+        out["link_messages"] = links
     if len(samples.gateways) > 1:
         out["gateways"] = {
-            name: {k: round(v, 3) for k, v in g.items() if k != "sum_s"}
+            name: {
+                k: round(v, 3) for k, v in g.items() if k != "sum_s" and k not in load_metrics.LINK
+            }
             for name, g in samples.gateways.items()
         }
     if samples.live_tables[0] or samples.live_tables[1]:

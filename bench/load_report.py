@@ -62,6 +62,12 @@ def text(title: str, s: dict[str, Any]) -> str:
         lines.append(text)
     if "gateway_submit_move_mean_ms" in s:
         lines.append(f"  gateway → table move (link) mean {s['gateway_submit_move_mean_ms']} ms")
+    if "link_messages" in s:
+        link = s["link_messages"]
+        lines.append(
+            f"  link messages a move: up {link['up_per_move']} ({link['calls_per_up']} calls "
+            f"each), down {link['down_per_move']} ({link.get('events_per_down', 0)} events each)"
+        )
     for name, g in s.get("gateways", {}).items():
         mean = f", gateway → table mean {g['move_mean_ms']} ms" if "move_mean_ms" in g else ""
         lines.append(

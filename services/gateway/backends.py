@@ -19,7 +19,7 @@ from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
-from services.gateway.link import LocalLinks, Subscription, TableLink, dial
+from services.gateway.link import Counts, LocalLinks, Subscription, TableLink, dial
 from services.gateway.matchmaker import Matchmaker
 
 if TYPE_CHECKING:
@@ -63,9 +63,11 @@ class Backends:
         matchmaker: Matchmaker | None = None,
         max_channels: int = MAX_CHANNELS,
         link_pace_s: float = 0.0,
+        link_counts: Counts | None = None,
     ) -> None:
         self.timeout = timeout
         self._link_pace_s = link_pace_s
+        self._link_counts = link_counts
         self._max_channels = max_channels
         self._local_links = local_links
         self.table_addr = table_addr
@@ -111,7 +113,7 @@ class Backends:
         local = self._local_links(addr) if self._local_links is not None else None
         if local is not None:
             return local
-        return dial(self.table(addr), self._link_pace_s)
+        return dial(self.table(addr), self._link_pace_s, self._link_counts)
 
     def _evict(self) -> None:
         """Close the least recently used channel that is not in use, if there is one."""

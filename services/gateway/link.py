@@ -27,7 +27,7 @@ from services.common.pacing import Pacer
 if TYPE_CHECKING:
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
 
-__all__ = ["Link", "LocalLinks", "Stream", "Subscription", "TableLink", "dial"]
+__all__ = ["Counts", "Link", "LocalLinks", "Stream", "Subscription", "TableLink", "dial"]
 
 
 class Stream(Protocol):
@@ -36,6 +36,22 @@ class Stream(Protocol):
     async def write(self, message: table_pb2.LinkUp) -> None: ...
     def __aiter__(self) -> AsyncIterator[table_pb2.LinkDown]: ...
     def cancel(self) -> object: ...
+
+
+class Counts(Protocol):
+    """Where a link counts its messages (the gateway's metrics): one sent up carrying
+    ``calls``, one read down carrying ``events``."""
+
+    def up(self, calls: int) -> None: ...
+    def down(self, events: int) -> None: ...
+
+
+class _NotCounted:
+    def up(self, calls: int) -> None:
+        pass
+
+    def down(self, events: int) -> None:
+        pass
 
 
 class TableLink(Protocol):
@@ -146,9 +162,10 @@ class Subscription:
 
 
 class Link:
-    def __init__(self, call: Stream, pace_s: float = 0.0) -> None:
+    def __init__(self, call: Stream, pace_s: float = 0.0, counts: Counts | None = None) -> None:
         self._call = call
         self._pacer = Pacer(pace_s)  # services/common/pacing.py
+        self._counts = counts or _NotCounted()
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future[table_pb2.LinkEvent]] = {}
         self._subs: dict[int, Subscription] = {}
@@ -257,6 +274,7 @@ class Link:
                     continue
                 await self._pacer.ready()
                 batch, self._outbox = self._outbox, []
+                self._counts.up(len(batch))
                 await self._call.write(table_pb2.LinkUp(calls=batch))
         except asyncio.CancelledError:
             raise
@@ -268,7 +286,9 @@ class Link:
     async def _read(self) -> None:
         try:
             async for down in self._call:
-                self._deliver(down.events)
+                events = down.events
+                self._counts.down(len(events))
+                self._deliver(events)
             error = ServiceError("unavailable", "the table link closed")
         except asyncio.CancelledError:
             raise
@@ -338,7 +358,7 @@ class Link:
                 await task
 
 
-def dial(stub: TableAsyncStub, pace_s: float = 0.0) -> Link:
+def dial(stub: TableAsyncStub, pace_s: float = 0.0, counts: Counts | None = None) -> Link:
     """A new link over the replica's channel that ``stub`` calls through, writing at most
-    one message every ``pace_s`` (``Pacer``)."""
-    return Link(stub.Link(), pace_s)  # type: ignore[call-arg]  # written to, not fed an iterator
+    one message every ``pace_s`` (``Pacer``), counting its messages in ``counts``."""
+    return Link(stub.Link(), pace_s, counts)  # type: ignore[call-arg]  # written to, not fed

@@ -4,7 +4,23 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-__all__ = ["Metrics"]
+__all__ = ["LinkCounts", "Metrics"]
+
+
+class LinkCounts:
+    """A link's messages and what they carry, counted per message (``link.Counts``)."""
+
+    def __init__(self, messages: Counter, items: Counter) -> None:
+        self._up, self._down = messages.labels("up"), messages.labels("down")
+        self._calls, self._events = items.labels("up"), items.labels("down")
+
+    def up(self, calls: int) -> None:
+        self._up.inc()
+        self._calls.inc(calls)
+
+    def down(self, events: int) -> None:
+        self._down.inc()
+        self._events.inc(events)
 
 
 class Metrics:
@@ -36,6 +52,19 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
             registry=self.registry,
         )
+        link_messages = Counter(
+            "rackem_gateway_link_messages",
+            "Table.Link messages: up, sent to a replica; down, read from one",
+            ["direction"],
+            registry=self.registry,
+        )
+        link_items = Counter(
+            "rackem_gateway_link_items",
+            "What those messages carried: calls up; answers and views down",
+            ["direction"],
+            registry=self.registry,
+        )
+        self.link_counts = LinkCounts(link_messages, link_items)
         self.errors = Counter(
             "rackem_gateway_errors",
             "Protocol errors sent, by code",

@@ -80,6 +80,7 @@ class GatewayState:
             local_links=self._local_links,
             matchmaker=self._local_matchmaker,
             link_pace_s=s.link_pace_ms / 1000,
+            link_counts=self.metrics.link_counts,
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
         self._gc.start()

@@ -22,6 +22,7 @@ from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.common.running import Running as TableRunning
 from services.gateway.link import Link, Stream, dial
+from services.gateway.metrics import Metrics
 from services.table.server import create_server as create_table_server
 from services.table.store.memory import MemoryStore
 from services.table.views import message_of, view_of
@@ -356,3 +357,27 @@ async def test_one_tables_calls_are_never_held_back(replica: Replica) -> None:
     finally:
         await link.close()
     assert stream.up == ALONE
+
+
+async def test_the_gateways_metrics_count_a_links_messages_and_what_they_carry(
+    replica: Replica,
+) -> None:
+    seats = await _tables(replica)
+    stream = _Counted(replica.stub.Link())  # type: ignore[call-arg]
+    metrics = Metrics()
+    link = Link(stream, 0.3, metrics.link_counts)
+    try:
+        assert await _one_by_one(link, seats) == [None] * 2 * TABLES
+    finally:
+        await link.close()
+
+    def counted(name: str, direction: str) -> float | None:
+        return metrics.registry.get_sample_value(
+            f"rackem_gateway_{name}_total", {"direction": direction}
+        )
+
+    assert stream.up == PACED and len(stream.down) >= 2
+    assert counted("link_messages", "up") == len(stream.up)
+    assert counted("link_items", "up") == sum(stream.up) == 1 + 2 * TABLES
+    assert counted("link_messages", "down") == len(stream.down)
+    assert counted("link_items", "down") == sum(stream.down) == 1 + 2 * TABLES
