@@ -22,6 +22,10 @@ Starlette + uvicorn, ``websockets-sansio`` as the gateway) and measures its roun
 same client code: one client as fast as it can, then (``--echo-duration``) the same
 number of clients at the same pace; with one client (or ``--paired-echo``) each move is
 also preceded by one echo round trip, so both are timed under the same machine load.
+``--pin`` runs the clients on a core of their own (the last) and every server process and
+the echo on the others, as players' devices are their own: on a 2-core machine the kernel
+otherwise often wakes a client on the core where the server already works on what the
+move set off (the bots' turn right after it, with ``BOT_DELAY_MS=0``).
 
 Each client (``rackem.client.Client``) loops: new table → play to the end → next table,
 until the run ends. With ``--humans-per-table 1`` (default) a table is "new game against
@@ -72,6 +76,7 @@ from load_servers import (
     Processes,
     Sample,
     Servers,
+    pin,
     record_profiles,
     start_echo,
     start_servers,
@@ -332,6 +337,12 @@ def _arguments() -> argparse.Namespace:
         " random (a random legal move)",
     )
     add("--procs", type=int, default=1, help="client worker processes (default 1)")
+    add(
+        "--pin",
+        action="store_true",
+        help="the clients on the last core, every server and the echo on the others "
+        "(as players' devices are their own)",
+    )
     add("--echo-duration", type=float, default=10.0, help="echo at the same load, s (0: skip)")
     add(
         "--paired-echo",
@@ -386,6 +397,14 @@ def main() -> None:
             urls, pids, metrics_urls = tuple(servers.urls), servers.pids, servers.metrics_urls
             live_tables = servers.live_tables
             report["server"] = f"{args.stack}: {', '.join(pids)} (started by bench/load.py)"
+        client_cpus: tuple[int, ...] = ()
+        if args.pin:
+            cores = sorted(os.sched_getaffinity(0))
+            if len(cores) < 2:
+                raise SystemExit("--pin needs two cores or more")
+            client_cpus = (cores[-1],)
+            pin([*pids.values(), echo.pid], set(cores[:-1]))
+            report["pinned"] = {"clients": list(client_cpus), "servers": cores[:-1]}
         echo_proc = Processes({"echo": echo.pid})
         idle_from = Processes(pids).sample()  # the servers, idle while the echo is timed
         base = Plan(
@@ -401,6 +420,7 @@ def main() -> None:
             ramp=1.0,
             duration=5.0,
             seed=args.seed,
+            cpus=client_cpus,
         )
         report["echo_1_client"] = summary(base, 1, *run_phase(base, 1, echo_proc, {}))
         if args.echo_duration > 0 and (args.clients > 1 or args.pace > 0):

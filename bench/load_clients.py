@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import random
 import resource
 import time
@@ -60,6 +61,7 @@ class Plan:
     seed: int
     paired_echo: str = ""  # game mode: an echo URL to time one round trip before each move
     settle: float = 0.0  # after the ramp, wait at most this long for every client's seat
+    cpus: tuple[int, ...] = ()  # the clients' cores (``--pin``); empty: any
 
     @property
     def earliest(self) -> float:
@@ -417,6 +419,8 @@ def share_with(shared: Shared) -> None:
 def worker(plan: Plan, indices: list[int]) -> Tally:
     """One process's share of the clients (a multiprocessing target)."""
     raise_fd_limit()
+    if plan.cpus:
+        os.sched_setaffinity(0, plan.cpus)
     # uvloop, as the services run: the clients cost the machine less CPU; and the services'
     # GcPolicy, so the clients' own collection pauses stay out of the latencies they time.
     return loop.run(_run_clients(plan, indices))

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "Sample",
     "Servers",
     "cpu_s",
+    "pin",
     "record_profiles",
     "start_echo",
     "start_servers",
@@ -287,6 +289,14 @@ class Processes:
                     if line.startswith("VmRSS:"):
                         rss[name] = int(line.split()[1]) * 1024
         return Sample(time.monotonic(), cpu, waited, rss)
+
+
+def pin(pids: Iterable[int], cpus: set[int]) -> None:
+    """Every thread of each of ``pids`` on ``cpus`` (threads made later inherit it)."""
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(ProcessLookupError):
+                os.sched_setaffinity(int(task.name), cpus)
 
 
 def cpu_s(pid: int) -> float:
