@@ -188,7 +188,7 @@ def connect(url: str) -> RedisClient:
     }
     if target.sentinel_password:
         sentinel_kwargs["password"] = target.sentinel_password
-    sentinel = Sentinel(list(target.nodes), sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(list(target.nodes), sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis-py 8
     client: aioredis.Redis = sentinel.master_for(
         target.service,
         redis_class=_SentinelRedis,

@@ -484,7 +484,7 @@ class RedisStore:
                 backoff = min(backoff * 2, 5.0)
             finally:
                 if pubsub is not None:
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis-py 8
 
     async def close(self) -> None:
         await self._redis.aclose()
