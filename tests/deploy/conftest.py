@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.deploy.kubectl import kubectl
+
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "k8s"
 OVERLAYS = sorted(
@@ -28,11 +30,8 @@ Manifest = dict[str, Any]
 @functools.cache
 def kustomize(path: Path) -> tuple[Manifest, ...]:
     """``kubectl kustomize PATH``, parsed; a clear failure if it cannot be built."""
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.fail("kubectl is not installed: run scripts/setup", pytrace=False)
     result = subprocess.run(
-        [kubectl, "kustomize", str(path)], capture_output=True, text=True, timeout=120
+        [kubectl(), "kustomize", str(path)], capture_output=True, text=True, timeout=120
     )
     if result.returncode != 0:
         pytest.fail(f"kubectl kustomize {path} failed:\n{result.stderr}", pytrace=False)

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from services.table.settings import TableSettings
+from tests.deploy.kubectl import kubectl
 
 Manifest = dict[str, Any]
 Render = Callable[[str], tuple[Manifest, ...]]
@@ -273,7 +274,7 @@ def _with_sentinel(tmp_path: Path) -> tuple[Manifest, ...]:
         f"  - {up}/components/redis-sentinel\n"
     )
     done = subprocess.run(
-        ["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=120
+        [kubectl(), "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
