@@ -15,6 +15,7 @@ import gc
 import os
 import shutil
 import signal
+import subprocess
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -108,6 +109,25 @@ class Engine:
     cli: str  # the command that builds and runs images: "podman" or "docker"
     podman: bool  # podman here runs no healthchecks by itself (see run-healthchecks)
     version: str
+
+    def base_images(self) -> dict[str, str]:
+        """The settings that point a build and compose at the local base images
+        (scripts/containers/: no registry here) where this engine has them; none where it
+        has not, so that the digests pinned in Dockerfile and compose.yaml are pulled."""
+        local = {"PYTHON_IMAGE": LOCAL_PYTHON_IMAGE, "RACKEM_REDIS_IMAGE": LOCAL_REDIS_IMAGE}
+        have = {
+            name: image
+            for name, image in local.items()
+            if subprocess.run(
+                [self.cli, "image", "inspect", image], capture_output=True, timeout=60
+            ).returncode
+            == 0
+        }
+        return have
+
+
+LOCAL_PYTHON_IMAGE = "localhost/python:3.11-slim"  # scripts/containers/build-python-image
+LOCAL_REDIS_IMAGE = "localhost/redis:7"  # scripts/containers/build-redis-image
 
 
 @pytest.fixture(scope="session")

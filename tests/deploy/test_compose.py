@@ -106,7 +106,8 @@ class Stack:
 def stack(container_engine: Engine, compose: list[str]) -> Iterator[Stack]:
     """A compose project of its own (name, host port); taken down afterwards."""
     project = f"rackem-test-{secrets.token_hex(3)}"
-    stack = Stack([*compose, "--project-name", project], {**os.environ}, published_port())
+    env = {**container_engine.base_images(), **os.environ}
+    stack = Stack([*compose, "--project-name", project], env, published_port())
     stack.env["RACKEM_PORT"] = str(stack.port)
     stack.env["REDIS_PASSWORD"] = secrets.token_hex(16)
     healthchecks = None

@@ -1,7 +1,8 @@
 """The Dockerfile builds one small, non-root image that runs every service.
 
-On a machine without a registry the base image is the local python:3.11-slim that
-scripts/setup builds (scripts/containers/build-python-image).
+Its base is pinned by digest; on a machine without a registry the tests build it on the
+local python:3.11-slim that scripts/setup builds (scripts/containers/build-python-image).
+The Python packages in it are the lock's (requirements/runtime.txt), hashes checked.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from packaging.utils import canonicalize_name
+
+from tests.deploy.lockfile import read
 
 if TYPE_CHECKING:
     from tests.conftest import Engine
@@ -30,7 +34,9 @@ def run(*command: str, timeout: float = 120) -> subprocess.CompletedProcess[str]
 @pytest.fixture(scope="module")
 def image(container_engine: Engine) -> str:
     """The image built from the Dockerfile (layers cached between runs)."""
-    built = run(container_engine.cli, "build", "--quiet", "-t", TAG, str(ROOT), timeout=850)
+    base = container_engine.base_images().get("PYTHON_IMAGE")
+    args = ["--build-arg", f"PYTHON_IMAGE={base}"] if base else []
+    built = run(container_engine.cli, "build", "--quiet", *args, "-t", TAG, str(ROOT), timeout=850)
     assert built.returncode == 0, built.stderr[-4000:]
     return TAG
 
@@ -82,3 +88,29 @@ def test_image_holds_every_service_and_the_web_client(container_engine: Engine, 
     uid, static_files = ran.stdout.split()
     assert uid == "10001"
     assert int(static_files) > 0
+
+
+def test_image_holds_exactly_the_locked_runtime_set(container_engine: Engine, image: str) -> None:
+    """requirements/runtime.txt, each pin whose marker holds on the image's Python at its
+    version, and nothing else but the package itself."""
+    script = (
+        "import importlib.metadata as m, json, platform, sys;"
+        "print(json.dumps({'dists': {d.metadata['Name']: d.version for d in m.distributions()},"
+        " 'env': {'python_full_version': platform.python_version(),"
+        " 'python_version': '%d.%d' % sys.version_info[:2], 'sys_platform': sys.platform,"
+        " 'platform_python_implementation': platform.python_implementation(),"
+        " 'platform_machine': platform.machine(), 'os_name': 'posix',"
+        " 'platform_system': platform.system(), 'implementation_name': sys.implementation.name}}))"
+    )
+    ran = run(
+        container_engine.cli, "run", "--rm", "--read-only", "--network", "none",
+        "--entrypoint", "python", image, "-c", script,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    found = json.loads(ran.stdout)
+    installed = {canonicalize_name(name): version for name, version in found["dists"].items()}
+    assert installed.pop("rackem") == "0.1.0"
+    locked = {
+        pin.name: pin.version for pin in read("runtime.txt").values() if pin.applies(found["env"])
+    }
+    assert installed == locked
