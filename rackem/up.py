@@ -259,6 +259,7 @@ async def up(
     except OSError as exc:
         print(f"rackem up: cannot start: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    # The URL has the port bound (``--port 0``: any free one); tests read it from this line.
     print(f"rackem is up: open {system.url}  (Ctrl-C stops it)", flush=True)
     if browser and _has_display():
         loop.run_in_executor(None, webbrowser.open, system.url)

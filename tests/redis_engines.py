@@ -13,6 +13,12 @@ Three shapes, one ``url`` each for ``services.common.redis_client.connect``:
 
 Used by the contract tests (tests/conftest.py's ``redis_engine`` fixtures) and the
 whole-system tests (tests/system/).
+
+Redis cannot bind port 0 and say which port it got, so a port is picked here (bind and
+release) and bound by the process later: another process may take it in between. A
+server or Sentinel that exits because its port is taken (its log: "Address already in
+use") is started again on another port, a few times (``TRIES``); a restart keeps its
+port, by which clients and Sentinels know it.
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 __all__ = [
     "KINDS",
@@ -43,6 +51,9 @@ __all__ = [
 
 SERVICE = "rackem"
 START_TIMEOUT_S = 20.0
+TRIES = 5  # starts on a new port, when another process took the one picked
+ONCE = Retry(NoBackoff(), 0)  # a start's pings: each once (what holds the port may never answer)
+IN_USE = "Address already in use"  # how redis-server and redis-sentinel say so in their logs
 
 
 def free_port(below: int = 65536) -> int:
@@ -53,6 +64,37 @@ def free_port(below: int = 65536) -> int:
             port: int = sock.getsockname()[1]
         if port < below:
             return port
+
+
+class PortTaken(RuntimeError):
+    """The process exited because another one had bound its port (or its cluster bus port)."""
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def _wait_serving(
+    what: str, process: subprocess.Popen[bytes], ping: Callable[[], object], log: Path, since: int
+) -> None:
+    """Until ``ping()`` is true; if ``process`` exits first, raise with what it logged from
+    byte ``since`` of ``log`` (``PortTaken`` if its port was taken)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if process.poll() is not None:
+            with log.open("rb") as raw:
+                raw.seek(since)
+                text = raw.read().decode(errors="replace")
+            error = PortTaken if IN_USE in text else RuntimeError
+            raise error(f"{what} exited:\n{text[-2000:]}")
+        try:
+            if ping():
+                return
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+            # (a timeout: what holds the port may be another server, one that never answers)
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.05)
 
 
 def _binary(name: str) -> str:
@@ -69,15 +111,37 @@ class Server:
     workdir: Path
     password: str
     args: list[str] = field(default_factory=list)
-    port: int = field(default_factory=free_port)
+    below: int = 65536  # its port is under this (a cluster node also binds its port + 10000)
+    port: int = 0  # 0: a free one under ``below``, picked now
     process: subprocess.Popen[bytes] | None = None
+
+    def __post_init__(self) -> None:
+        self.port = self.port or free_port(self.below)
 
     @property
     def addr(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def log(self) -> Path:
+        return self.workdir / "redis.log"
+
     def start(self) -> None:
+        """Start and wait until it answers. A first start whose port another process took
+        meanwhile moves to another free port (``TRIES`` in all); a restart keeps its port."""
+        first = self.process is None
+        for tries_left in reversed(range(TRIES if first else 1)):
+            try:
+                self._start()
+                return
+            except PortTaken:
+                if not tries_left:
+                    raise
+                self.port = free_port(self.below)
+
+    def _start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        since = _size(self.log)
         command = [
             _binary("redis-server"),
             "--port", str(self.port),
@@ -88,29 +152,20 @@ class Server:
             "--save", "",
             "--requirepass", self.password,
             "--masterauth", self.password,
-            "--logfile", str(self.workdir / "redis.log"),
+            "--logfile", str(self.log),
             *self.args,
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
-        self.wait_ready()
+        _wait_serving(f"redis-server on {self.port}", self.process, self._ping, self.log, since)
 
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, password=self.password, socket_timeout=5)
 
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if self.process is not None and self.process.poll() is not None:
-                log = (self.workdir / "redis.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"redis-server on {self.port} exited:\n{log}")
-            try:
-                with self.client() as client:
-                    if client.ping():
-                        return
-            except (redis.ConnectionError, redis.ResponseError):
-                if time.monotonic() > deadline:
-                    raise
-            time.sleep(0.05)
+    def _ping(self) -> bool:
+        with redis.Redis(
+            port=self.port, password=self.password, socket_timeout=1, retry=ONCE
+        ) as client:
+            return bool(client.ping())
 
     def kill(self) -> None:
         """SIGKILL, as a crash: what AOF has not yet written is lost."""
@@ -156,7 +211,7 @@ class Cluster:
         self.password = secrets.token_hex(12)
         self.servers = []
         for i in range(primaries):
-            server = Server(workdir / f"cluster{i}", self.password, port=free_port(55535))
+            server = Server(workdir / f"cluster{i}", self.password, below=55535)
             server.args = [
                 "--cluster-enabled", "yes",
                 "--cluster-config-file", str(server.workdir / "nodes.conf"),
@@ -222,8 +277,7 @@ class SentinelGroup:
         self.down_after_ms = down_after_ms
         self.primary = Server(workdir / "primary", self.password)
         self.replica = Server(workdir / "replica", self.password)
-        self.replica.args = ["--replicaof", "127.0.0.1", str(self.primary.port)]
-        self.sentinel_ports = [free_port() for _ in range(3)]
+        self.sentinel_ports = [free_port() for _ in range(3)]  # as each bound it, once started
         self.sentinels: list[subprocess.Popen[bytes]] = []
 
     @property
@@ -237,29 +291,45 @@ class SentinelGroup:
 
     def start(self) -> None:
         self.primary.start()
+        self.replica.args = ["--replicaof", "127.0.0.1", str(self.primary.port)]  # as bound
         self.replica.start()
-        for port in self.sentinel_ports:
-            directory = self.workdir / f"sentinel{port}"
-            directory.mkdir(parents=True, exist_ok=True)
-            config = directory / "sentinel.conf"
-            config.write_text(
-                f"port {port}\nbind 127.0.0.1\ndir {directory}\n"
-                f"logfile {directory / 'sentinel.log'}\n"
-                f"sentinel monitor {SERVICE} 127.0.0.1 {self.primary.port} 2\n"
-                f"sentinel auth-pass {SERVICE} {self.password}\n"
-                f"sentinel down-after-milliseconds {SERVICE} {self.down_after_ms}\n"
-                f"sentinel failover-timeout {SERVICE} 10000\n"
-                f"sentinel parallel-syncs {SERVICE} 1\n"
-            )
-            self.sentinels.append(
-                subprocess.Popen([_binary("redis-sentinel"), str(config)], stdin=subprocess.DEVNULL)
-            )
+        for i in range(len(self.sentinel_ports)):
+            self._start_sentinel(i)
         self.wait_synced()
         deadline = time.monotonic() + START_TIMEOUT_S
         while not all(self._sees_all(p) for p in self.sentinel_ports):
             if time.monotonic() > deadline:
                 raise RuntimeError("the sentinels did not find each other and the replica")
             time.sleep(0.1)
+
+    def _start_sentinel(self, i: int) -> None:
+        """Sentinel ``i`` on ``sentinel_ports[i]``, or on another port if that one was taken
+        meanwhile (``TRIES`` in all); until it answers."""
+        directory = self.workdir / f"sentinel{i}"
+        directory.mkdir(parents=True, exist_ok=True)
+        config, log = directory / "sentinel.conf", directory / "sentinel.log"
+        for tries_left in reversed(range(TRIES)):
+            port = self.sentinel_ports[i]
+            config.write_text(  # afresh: a Sentinel rewrites its file
+                f"port {port}\nbind 127.0.0.1\ndir {directory}\nlogfile {log}\n"
+                f"sentinel monitor {SERVICE} 127.0.0.1 {self.primary.port} 2\n"
+                f"sentinel auth-pass {SERVICE} {self.password}\n"
+                f"sentinel down-after-milliseconds {SERVICE} {self.down_after_ms}\n"
+                f"sentinel failover-timeout {SERVICE} 10000\n"
+                f"sentinel parallel-syncs {SERVICE} 1\n"
+            )
+            since = _size(log)
+            process = subprocess.Popen(
+                [_binary("redis-sentinel"), str(config)], stdin=subprocess.DEVNULL
+            )
+            self.sentinels.append(process)  # stopped by ``stop`` whatever happens
+            try:
+                _wait_serving(f"redis-sentinel on {port}", process, _pinger(port), log, since)
+                return
+            except PortTaken:
+                if not tries_left:
+                    raise
+                self.sentinel_ports[i] = free_port()
 
     def _sees_all(self, port: int) -> bool:
         try:
@@ -335,6 +405,14 @@ class SentinelGroup:
                 sentinel.wait(10)
         for server in self.servers:
             server.stop()
+
+
+def _pinger(port: int) -> Callable[[], bool]:
+    def ping() -> bool:
+        with redis.Redis(port=port, socket_timeout=1, retry=ONCE) as client:
+            return bool(client.ping())
+
+    return ping
 
 
 Engine = Single | Cluster | SentinelGroup

@@ -11,7 +11,9 @@ each thing it starts (a client, the server, its readiness) as it starts it, so a
 failure half-way through undoes what had started, and ``stop`` later undoes it all:
 readiness off first, then the service's own hand-over, then the server, then its
 clients. ``serve`` is every service's ``serve``: SIGTERM or SIGINT, handled from before
-the port opens, stops it with its own grace.
+the port opens, stops it with its own grace; once the service serves, it logs
+``listening`` with the ports it bound (``port``, and ``metrics_port`` if it has one), so
+that whoever started the process with ``PORT=0`` learns its port from the log.
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ class Running(Generic[T]):
 async def serve(start: Coroutine[Any, Any, Running[Any]]) -> None:
     """Run the service ``start`` starts until SIGTERM or SIGINT, then stop it with its
     own grace. The signals are handled from before its port opens: one that comes while
-    it starts stops it as soon as it has."""
+    it starts stops it as soon as it has. Once it serves, ``listening`` is logged with the
+    ports it bound (a port setting of 0 binds any free one: this line says which)."""
     loop = asyncio.get_running_loop()
     signalled = asyncio.Event()
     signals = (signal.SIGTERM, signal.SIGINT)
@@ -143,6 +146,7 @@ async def serve(start: Coroutine[Any, Any, Running[Any]]) -> None:
         loop.add_signal_handler(sig, signalled.set)
     try:
         running = await start
+        event(log, "listening", **_ports(running))
         try:
             await signalled.wait()
         finally:
@@ -150,3 +154,11 @@ async def serve(start: Coroutine[Any, Any, Running[Any]]) -> None:
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+def _ports(running: Running[Any]) -> dict[str, int]:
+    """The ports ``running`` listens on, as ``listening`` logs them (a port, never a host)."""
+    ports = {"port": running.port}
+    if running.metrics_port:
+        ports["metrics_port"] = running.metrics_port
+    return ports

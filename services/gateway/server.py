@@ -16,7 +16,6 @@ import uvicorn
 
 from services.common import logs, loop, running
 from services.common.dial import dial_addr, socket_host
-from services.common.logs import event
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, state_of, websocket
@@ -134,7 +133,6 @@ async def create_server(
 
     shutdown = Shutdown()
     shutdown.push(exit_server)
-    event(log, "listening", port=port, metrics_port=metrics_port)
     return Running(
         port,
         dial_addr(settings.host, port),

@@ -28,7 +28,9 @@ class TableSettings:
     # waits), then closes with `unavailable` and is rebuilt from Redis once it is back.
     store_hold_ms: int = 4_000
     bot_addr: str = ""  # the bot service; empty: choose bot moves in-process
-    advertise_addr: str = ""  # how other processes reach this replica; default HOST:PORT
+    # How other processes reach this replica; default HOST and the port it bound (with
+    # PORT=0, the free port it got: never port 0).
+    advertise_addr: str = ""
     replica_id: str = ""  # default: random
     decision_ms: int = 45_000  # each decision (draw, then resolve) of a human
     bot_delay_ms: int = 1_000  # between bot moves while a human is connected

@@ -1,8 +1,15 @@
 """The whole system as separate processes: bot, table replicas, matchmaker, gateways on Redis.
 
 Each service runs as ``rackem serve NAME`` (the same command the container image
-uses) on a free loopback port, configured only by environment variables, and logs
-JSON lines into a file the tests can read (match records, for one).
+uses), configured only by environment variables, and logs JSON lines into a file the
+tests can read (match records, for one). Each binds port 0 (``PORT=0``, a gateway's
+``METRICS_PORT=0`` too) and reports the ports it got in its ``listening`` line
+(services/common/running.py), read here from its log: a port picked here (bind and
+release) and bound later by the service could meanwhile be taken by another server.
+So an address is known once its service has started: what depends on one
+(``BOT_ADDR``, ``TABLE_ADDR``, ``MATCHMAKER_ADDR``) is an ``env`` value given as a
+callable, read when the dependent starts, and ``Stack.start`` starts the services in
+dependency order (bot, tables, matchmaker, gateways).
 """
 
 from __future__ import annotations
@@ -10,12 +17,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,38 +31,61 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.channels import OWN_CONNECTIONS
 
-__all__ = ["Service", "Stack", "free_port"]
+__all__ = ["Env", "Service", "Stack"]
+
+Env = Mapping[str, str | Callable[[], str]]
+"""A service's environment: a value, or a callable read at its start (another's address)."""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+def _address_of(service: Service) -> Callable[[], str]:
+    return lambda: service.addr
 
 
 @dataclass
 class Service:
     name: str
-    port: int
-    env: dict[str, str]
+    env: dict[str, str | Callable[[], str]]
     log: Path
     process: subprocess.Popen[bytes] | None = None
+    port: int = 0  # as its last start reported it (``listening``); 0 until then
+    metrics_port: int = 0  # a gateway's /metrics, as reported
+    _since: int = field(default=0, init=False, repr=False)  # the log's size at the last start
 
     @property
     def addr(self) -> str:
+        if not self.port:
+            raise RuntimeError(f"{self.name} has not reported its port (started in order?)")
         return f"127.0.0.1:{self.port}"
 
-    def start(self) -> None:
-        env = {**os.environ, **self.env, "PORT": str(self.port), "HOST": "127.0.0.1"}
+    def start(self, port: int = 0) -> None:
+        """Start the process on ``port`` (0: any free one; ``wait_listening`` learns it).
+        ``env`` values given as callables are read now."""
+        env = {key: value() if callable(value) else value for key, value in self.env.items()}
+        self.port = self.metrics_port = 0
+        self._since = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "rackem.cli", "serve", self.name],
-                env=env,
+                env={**os.environ, **env, "PORT": str(port), "HOST": "127.0.0.1"},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
+
+    def wait_listening(self, timeout: float) -> None:
+        """Until the process started last logs ``listening``: then ``port`` and
+        ``metrics_port`` are the ones it bound."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for record in self.records(self._since):
+                if record.get("event") == "listening":
+                    self.port = int(record["port"])
+                    self.metrics_port = int(record.get("metrics_port", 0))
+                    return
+            if not self.alive():
+                raise RuntimeError(f"{self.name} exited:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.05)
+        raise TimeoutError(f"{self.name} did not report its port after {timeout} s")
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -73,9 +102,12 @@ class Service:
                 self.process.wait(5)
         return self.process.returncode
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """The JSON log lines this service wrote."""
-        for line in self.log.read_text(encoding="utf-8", errors="replace").splitlines():
+    def records(self, since: int = 0) -> Iterator[dict[str, Any]]:
+        """The JSON log lines this service wrote (from byte ``since`` of its log)."""
+        with self.log.open("rb") as raw:
+            raw.seek(since)
+            text = raw.read().decode("utf-8", errors="replace")
+        for line in text.splitlines():
             if line.startswith("{"):
                 try:
                     yield json.loads(line)
@@ -90,32 +122,37 @@ class Stack:
     settings: Mapping[str, str] = field(default_factory=dict)
     services: dict[str, Service] = field(default_factory=dict)
 
-    def add(self, name: str, kind: str, env: Mapping[str, str]) -> Service:
-        service = Service(kind, free_port(), dict(env), self.workdir / f"{name}.log")
+    def add(self, name: str, kind: str, env: Env) -> Service:
+        service = Service(kind, dict(env), self.workdir / f"{name}.log")
         self.services[name] = service
         return service
 
     def build(self, tables: int = 1, gateways: int = 1) -> None:
         """Bot, ``tables`` replicas (``table0``…), matchmaker and ``gateways`` gateways, each
-        with a port and a METRICS_PORT of its own, all on one matchmaker and one Redis (as
-        a Deployment's pods behind a Service): ``gateway`` alone, else ``gateway0``…"""
+        with a port and a metrics port of its own, all on one matchmaker and one Redis (as
+        a Deployment's pods behind a Service): ``gateway`` alone, else ``gateway0``…
+
+        A replica advertises the address it listens on (its default ``ADVERTISE_ADDR``:
+        ``HOST`` and the port it bound)."""
         common = {"REDIS_URL": self.redis_url, "LOG_LEVEL": "INFO", **self.settings}
         bot = self.add("bot", "bot", common)
         for i in range(tables):
-            table = self.add(f"table{i}", "table", {**common, "BOT_ADDR": bot.addr})
-            table.env["ADVERTISE_ADDR"] = table.addr
-            table.env["REPLICA_ID"] = f"replica-{i}"
-        first_table = self.services["table0"]
-        mm = self.add("matchmaker", "matchmaker", {**common, "TABLE_ADDR": first_table.addr})
+            self.add(
+                f"table{i}",
+                "table",
+                {**common, "BOT_ADDR": _address_of(bot), "REPLICA_ID": f"replica-{i}"},
+            )
+        first_table = _address_of(self.services["table0"])
+        mm = self.add("matchmaker", "matchmaker", {**common, "TABLE_ADDR": first_table})
         for i in range(gateways):
             self.add(
                 "gateway" if gateways == 1 else f"gateway{i}",
                 "gateway",
                 {
                     **common,
-                    "MATCHMAKER_ADDR": mm.addr,
-                    "TABLE_ADDR": first_table.addr,
-                    "METRICS_PORT": str(free_port()),
+                    "MATCHMAKER_ADDR": _address_of(mm),
+                    "TABLE_ADDR": first_table,
+                    "METRICS_PORT": "0",
                 },
             )
 
@@ -124,12 +161,24 @@ class Stack:
         return [service for service in self.services.values() if service.name == "gateway"]
 
     def start(self, timeout: float = 60.0) -> None:
+        """Each service in the order added (``build``'s: the order they depend on each
+        other), once the one before serves."""
         for service in self.services.values():
-            service.start()
-            if service.name != "gateway":
-                self.wait_grpc(service, timeout)
-        for gateway in self.gateways:
-            self.wait_http(gateway, "/readyz", timeout)
+            self.launch(service, timeout)
+
+    def launch(self, service: Service, timeout: float = 60.0, port: int = 0) -> None:
+        """Start ``service`` and wait until it serves: its gRPC health, a gateway's /readyz.
+
+        A restart (``service.stop()``, then this) binds a new port, as a restarted pod
+        gets a new address; services started before keep the address they were given.
+        ``port``: one to bind instead, such as the one it reported before, for a test that
+        needs the same address (it was ours until the stop, free only since)."""
+        service.start(port)
+        service.wait_listening(timeout)
+        if service.name == "gateway":
+            self.wait_http(service, "/readyz", timeout)
+        else:
+            self.wait_grpc(service, timeout)
 
     def stop(self) -> None:
         for service in reversed(list(self.services.values())):
@@ -157,7 +206,7 @@ class Stack:
     def metrics_urls(self) -> dict[str, str]:
         """Each gateway's /metrics (on its METRICS_PORT), by its name in ``services``."""
         return {
-            name: f"http://127.0.0.1:{service.env['METRICS_PORT']}/metrics"
+            name: f"http://127.0.0.1:{service.metrics_port}/metrics"
             for name, service in self.services.items()
             if service.name == "gateway"
         }

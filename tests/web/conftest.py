@@ -1,8 +1,9 @@
 """Browser tests of the web client: Playwright driving Debian's Chromium.
 
-The page talks to a real system: a session fixture starts ``rackem up`` on a free
-port (bots moving quickly, so whole matches fit in seconds). ``RACKEM_WEB_URL``
-points the tests at a server that is already running instead.
+The page talks to a real system: a session fixture starts ``rackem up --port 0`` (any
+free port: the URL it prints says which) with bots moving quickly, so whole matches fit
+in seconds. ``RACKEM_WEB_URL`` points the tests at a server that is already running
+instead.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import socket
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,11 +50,19 @@ PHONE: dict[str, Any] = {
 WAIT_MS = 20_000
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+def _printed_url(proc: subprocess.Popen[bytes], output: Path) -> str:
+    """The URL ``rackem up`` prints once it is up (``rackem is up: open URL``)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = re.search(r"rackem is up: open (http://\S+)", output.read_text(errors="replace"))
+        if found is not None:
+            return found.group(1)
+        if proc.poll() is not None:
+            raise RuntimeError(
+                f"rackem up exited with {proc.returncode}:\n{output.read_text()[-4000:]}"
+            )
+        time.sleep(0.1)
+    raise RuntimeError("rackem up did not print its URL")
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes] | None, log: Path | None) -> None:
@@ -80,7 +89,6 @@ def server_url() -> Iterator[str]:
         _wait_ready(given.rstrip("/"), None, None)
         yield given.rstrip("/")
         return
-    port = _free_port()
     env = {
         **os.environ,
         "BOT_DELAY_MS": "120",  # bots move quickly: whole matches in seconds
@@ -94,14 +102,14 @@ def server_url() -> Iterator[str]:
         log = Path(tmp) / "rackem-up.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "rackem.cli", "up", "--port", str(port), "--no-browser"],
+                [sys.executable, "-m", "rackem.cli", "up", "--port", "0", "--no-browser"],
                 cwd=ROOT,
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-            url = f"http://127.0.0.1:{port}"
             try:
+                url = _printed_url(proc, log)
                 _wait_ready(url, proc, log)
                 yield url
             finally:

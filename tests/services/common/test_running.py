@@ -155,3 +155,26 @@ async def test_a_signal_while_the_service_starts_stops_it_once_started() -> None
 
     await asyncio.wait_for(running.serve(start()), 30)
     assert steps.done == [("server", 1.0)]
+
+
+@pytest.mark.parametrize(
+    ("metrics_port", "ports"), [(0, {"port": 7}), (9, {"port": 7, "metrics_port": 9})]
+)
+async def test_serve_logs_the_ports_the_service_listens_on_once_it_serves(
+    caplog: pytest.LogCaptureFixture, metrics_port: int, ports: dict[str, int]
+) -> None:
+    """What a caller that started the process with PORT=0 reads (tests/system/stack.py)."""
+    caplog.set_level(logging.INFO, logger="rackem.running")
+    steps = Steps()
+
+    async def start() -> Running[str]:
+        os.kill(os.getpid(), signal.SIGTERM)  # stops it as soon as it serves
+        await asyncio.sleep(0.01)
+        shutdown = Shutdown()
+        shutdown.push(steps.step("server"))
+        return Running(7, "127.0.0.1:7", "", shutdown, grace=0, log=log, metrics_port=metrics_port)
+
+    await asyncio.wait_for(running.serve(start()), 30)
+    told = [(r.getMessage(), getattr(r, "fields", None)) for r in caplog.records]
+    assert told[0] == ("listening", ports)
+    assert steps.done == [("server", 0)]

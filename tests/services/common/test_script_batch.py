@@ -134,21 +134,23 @@ async def test_a_cancelled_caller_leaves_the_others_answered(client: aioredis.Re
 async def test_a_dead_server_fails_every_call_of_the_batch_and_the_next_batch_still_runs(
     client: aioredis.Redis,
 ) -> None:
+    # Bound and never listening for the whole test: a connection there is refused, and no
+    # other server can take the port meanwhile (as it could once the socket closed).
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # nothing listens here once the socket closes
-    dead = aioredis.Redis.from_url(
-        f"redis://127.0.0.1:{port}/0", socket_connect_timeout=1, retry_on_error=[]
-    )
-    try:
-        batch = ScriptBatch(dead, dead.register_script(_ADD))
-        answers = await asyncio.gather(
-            *(batch([_key()], [1]) for _ in range(3)), return_exceptions=True
+        port = sock.getsockname()[1]
+        dead = aioredis.Redis.from_url(
+            f"redis://127.0.0.1:{port}/0", socket_connect_timeout=1, retry_on_error=[]
         )
-        assert all(isinstance(a, RedisConnectionError | OSError) for a in answers)
-        assert batch.pipelines == 1
-        again = await asyncio.gather(batch([_key()], [1]), return_exceptions=True)
-        assert isinstance(again[0], RedisConnectionError | OSError)
-        assert batch.pipelines == 2
-    finally:
-        await dead.aclose()
+        try:
+            batch = ScriptBatch(dead, dead.register_script(_ADD))
+            answers = await asyncio.gather(
+                *(batch([_key()], [1]) for _ in range(3)), return_exceptions=True
+            )
+            assert all(isinstance(a, RedisConnectionError | OSError) for a in answers)
+            assert batch.pipelines == 1
+            again = await asyncio.gather(batch([_key()], [1]), return_exceptions=True)
+            assert isinstance(again[0], RedisConnectionError | OSError)
+            assert batch.pipelines == 2
+        finally:
+            await dead.aclose()

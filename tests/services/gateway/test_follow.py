@@ -252,60 +252,70 @@ async def test_leaving_a_waiting_room_closes_it_for_its_creator(system: Running)
         assert (await client.wait_for("error"))["code"] == "not_seated"
 
 
+def _held_port() -> socket.socket:
+    """A loopback port for a table replica started later, held until then: bound, not
+    listening (a connection there is refused, as where nothing is). Close it just before
+    the replica binds the port: free only in between (a port picked by bind and release
+    could be taken by another server meanwhile; a replica cannot take this socket over)."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    return probe
+
+
 async def test_a_table_moving_replicas_is_followed_through_table_addr(
     services: Services, start_gateway: StartGateway
 ) -> None:
     """Its owner shuts down; TABLE_ADDR routes the gateway to the replica that takes it over."""
-    with socket.socket() as probe:  # a port for the second replica, started later
-        probe.bind(("127.0.0.1", 0))
+    with _held_port() as probe:  # the second replica's port
         port = probe.getsockname()[1]
-    gateway = await start_gateway(
-        matchmaker_addr=services.matchmaker.addr, table_addr=f"127.0.0.1:{port}"
-    )
-    async with Client(ws_url(gateway)) as client:
-        await client.create_table("Ann", FAST, level="easy", start_now=True)
-        await client.wait_for("view")  # placed on the only replica, services.table
-        backup = await create_table_server(
-            table_settings(port=port),
-            store=services.store,
-            registry=services.registry,
-            bot_addr=services.bot.addr,
+        gateway = await start_gateway(
+            matchmaker_addr=services.matchmaker.addr, table_addr=f"127.0.0.1:{port}"
         )
-        try:
-            await services.table.stop(0)
-            final = await play_match(client, timeout=60)
-        finally:
-            await backup.stop(0)
+        async with Client(ws_url(gateway)) as client:
+            await client.create_table("Ann", FAST, level="easy", start_now=True)
+            await client.wait_for("view")  # placed on the only replica, services.table
+            probe.close()
+            backup = await create_table_server(
+                table_settings(port=port),
+                store=services.store,
+                registry=services.registry,
+                bot_addr=services.bot.addr,
+            )
+            try:
+                await services.table.stop(0)
+                final = await play_match(client, timeout=60)
+            finally:
+                await backup.stop(0)
     assert final["status"] == "finished"
 
 
 async def test_a_seat_whose_table_cannot_be_reached_is_let_go_and_can_be_resumed(
     services: Services, start_gateway: StartGateway
 ) -> None:
-    with socket.socket() as probe:  # TABLE_ADDR: nothing answers there until later
-        probe.bind(("127.0.0.1", 0))
+    with _held_port() as probe:  # TABLE_ADDR: nothing answers there until later
         port = probe.getsockname()[1]
-    gateway = await start_gateway(
-        matchmaker_addr=services.matchmaker.addr,
-        table_addr=f"127.0.0.1:{port}",
-        resubscribe_backoff_s=0.1,  # gives up after about 1.5 s
-    )
-    async with Client(ws_url(gateway)) as client:
-        seated = await client.create_table("Ann", FAST, level="easy", start_now=True)
-        await client.wait_for("view")
-        await services.table.stop(0)
-        lost = await client.wait_for("error", timeout=15)
-        assert lost["code"] == "unavailable"
-        backup = await create_table_server(
-            table_settings(port=port),
-            store=services.store,
-            registry=services.registry,
-            bot_addr=services.bot.addr,
+        gateway = await start_gateway(
+            matchmaker_addr=services.matchmaker.addr,
+            table_addr=f"127.0.0.1:{port}",
+            resubscribe_backoff_s=0.1,  # gives up after about 1.5 s
         )
-        try:
-            again = await client.resume(seated["token"])
-            assert again["table_id"] == seated["table_id"]
-            final = await play_match(client, timeout=60)
-            assert final["status"] == "finished"
-        finally:
-            await backup.stop(0)
+        async with Client(ws_url(gateway)) as client:
+            seated = await client.create_table("Ann", FAST, level="easy", start_now=True)
+            await client.wait_for("view")
+            await services.table.stop(0)
+            lost = await client.wait_for("error", timeout=15)
+            assert lost["code"] == "unavailable"
+            probe.close()
+            backup = await create_table_server(
+                table_settings(port=port),
+                store=services.store,
+                registry=services.registry,
+                bot_addr=services.bot.addr,
+            )
+            try:
+                again = await client.resume(seated["token"])
+                assert again["table_id"] == seated["table_id"]
+                final = await play_match(client, timeout=60)
+                assert final["status"] == "finished"
+            finally:
+                await backup.stop(0)

@@ -18,8 +18,10 @@ from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
 from services.common.channels import open_channel
 from services.common.errors import from_rpc_error
 from services.common.logs import JsonFormatter
+from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.table.server import create_server
+from services.table.store.memory import MemoryStore
 from services.table.views import message_of, view_of
 from table.table_players import (
     SeatPlayer,
@@ -123,3 +125,26 @@ async def test_health_is_serving_until_stop_then_not(bot_server: BotRunning) -> 
         second = await watch.read()
         assert second.status == health_pb2.HealthCheckResponse.NOT_SERVING
         await stopping
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+async def test_a_replica_on_port_0_advertises_the_port_it_bound(
+    bot_server: BotRunning, host: str
+) -> None:
+    """Without ADVERTISE_ADDR a replica is reached at HOST and the port it bound: with
+    PORT=0, the free port it got (in the registry, in its replies), never port 0."""
+    registry = MemoryRegistry()
+    running = await create_server(
+        fast_settings(host=host, port=0),
+        store=MemoryStore(),
+        registry=registry,
+        bot_addr=bot_server.addr,
+    )
+    try:
+        assert running.port != 0 and running.addr == f"127.0.0.1:{running.port}"
+        assert [r.addr for r in await registry.live()] == [running.addr]
+        async with open_channel(running.addr) as channel:
+            created = await create_table(table_pb2_grpc.TableStub(channel), 1, 1)
+        assert created.replica == running.addr
+    finally:
+        await running.stop(0)
