@@ -1,4 +1,13 @@
-"""JSON-lines logging. Never log names, tokens, IPs, or a seed before its reveal."""
+"""JSON-lines logging. Never log names, tokens, IPs, or a seed before its reveal.
+
+An exception is logged by its type and its trace, never its text: a message is written
+wherever the exception is raised, often from the value that failed (``KeyError('ana')``,
+a name; ``ValueError(token)``), in our code and in every library's, so no rule on
+callers could keep it out. Every record's exception goes through ``exception_fields``,
+``exc_info=True`` and ``log.exception`` included: ``error_type`` (the chain of types,
+causes first, as ``ValueError <- KeyError``) and ``trace`` (the frames, file, line,
+function and source line, of each). A trace holds code, never values.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +15,10 @@ import json
 import logging
 import sys
 import time
+import traceback
 from typing import Any
 
-__all__ = ["JsonFormatter", "configure", "event"]
+__all__ = ["JsonFormatter", "configure", "event", "exception_fields"]
 
 
 class JsonFormatter(logging.Formatter):
@@ -26,9 +36,30 @@ class JsonFormatter(logging.Formatter):
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             out.update(fields)
-        if record.exc_info:
-            out["error"] = self.formatException(record.exc_info)
+        if record.exc_info and record.exc_info[1] is not None:
+            out.update(exception_fields(record.exc_info[1]))
         return json.dumps(out, default=str)
+
+
+def exception_fields(exc: BaseException) -> dict[str, str]:
+    """``exc`` as a log line may carry it: the types of its chain (its causes and contexts)
+    and their frames, without any exception's text."""
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
+    chain.reverse()  # the first cause first, as Python prints a chain
+    types = " <- ".join(type(part).__name__ for part in chain)
+    trace = "".join(
+        f"{type(part).__name__}:\n" + "".join(traceback.format_tb(part.__traceback__))
+        for part in chain
+    )
+    return {"error_type": types, "trace": trace}
 
 
 def configure(service: str, level: str = "INFO") -> None:

@@ -5,18 +5,17 @@ Redis being unreachable (down, restarting, failing over: ``redis_client.is_outag
 is back. Redis full (``maxmemory`` reached) is ``unavailable`` too, logged ``store_full``
 as an error: nothing frees memory but finished tables expiring, or an operator.
 Anything else is a bug: logged with its type and trace (never its text, which may hold
-a name) and answered ``internal``.
+a name: ``logs.exception_fields``) and answered ``internal``.
 """
 
 from __future__ import annotations
 
 import logging
-import traceback
 
 from redis.exceptions import OutOfMemoryError
 
 from services.common.errors import ServiceError
-from services.common.logs import event
+from services.common.logs import event, exception_fields
 from services.common.redis_client import is_outage
 
 __all__ = ["refusal_for"]
@@ -30,12 +29,5 @@ def refusal_for(log: logging.Logger, rpc: str, exc: BaseException) -> ServiceErr
     if is_outage(exc):
         event(log, "store_unavailable", logging.WARNING, rpc=rpc, error_type=type(exc).__name__)
         return ServiceError("unavailable", "the store did not answer; try again")
-    event(
-        log,
-        "internal_error",
-        logging.ERROR,
-        rpc=rpc,
-        error_type=type(exc).__name__,
-        trace="".join(traceback.format_tb(exc.__traceback__)),
-    )
+    event(log, "internal_error", logging.ERROR, rpc=rpc, **exception_fields(exc))
     return ServiceError("internal", "internal error")
