@@ -1,7 +1,8 @@
 """Start a coroutine at once, in the caller's turn; a task takes over only if it waits.
 
-Python 3.12's eager tasks, on 3.11: a call that can finish without waiting (a move on a
-table whose store answers in memory) should not cost a loop turn and a task of its own.
+An eager task (Python 3.12's own, and one driven by hand on 3.11): a call that can finish
+without waiting (a move on a table whose store answers in memory) should not cost a loop
+turn and a task of its own.
 Measured on this project's 2-core machine: ``eager.start`` of a coroutine that does not
 wait costs ~1.1 µs, ``await asyncio.create_task(...)`` ~11 µs and one loop turn, which
 under load is a turn's length of latency more. It is used where work must go on on its
@@ -17,15 +18,21 @@ time what it waits for is done, with the outcome (result, error or cancellation)
 by the coroutine itself, as a task's coroutine reads it; cancelling that task cancels
 what the coroutine waits for, or is thrown into it, as ``Task.cancel`` does.
 
-One difference from a task: until its first wait, ``asyncio.current_task()`` is the
-caller's task, so a coroutine started here must not use ``asyncio.timeout`` or
-anything else that takes hold of the current task before it first waits.
+On Python 3.12 and later ``start`` is asyncio's own eager task (``asyncio.Task(...,
+eager_start=True)``, public since 3.12). On 3.11, which has none, the coroutine is driven
+by hand with the protocol a task uses on its coroutine (``send``/``throw`` and the
+awaited future's ``_asyncio_future_blocking``, asyncio's private flag:
+tests/contracts/test_asyncio_eager.py names it). One difference from a task, on 3.11
+only: until its first wait, ``asyncio.current_task()`` is the caller's task, so a
+coroutine started here must not use ``asyncio.timeout`` or anything else that takes hold
+of the current task before it first waits (on 3.12 the eager task is the current task).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -37,6 +44,13 @@ T = TypeVar("T")
 def start(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
     """Run ``coro`` now, up to its first wait: a done future if it finished (or raised)
     there, else the task that runs the rest of it."""
+    if sys.version_info >= (3, 12):
+        return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+    return _start_by_hand(coro)
+
+
+def _start_by_hand(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+    """``start`` where asyncio has no eager task (3.11)."""
     context = contextvars.copy_context()  # its own, as a task's would be
     loop = asyncio.get_running_loop()
     try:
@@ -69,7 +83,7 @@ async def _rest(coro: Coroutine[Any, Any, T], awaited: object) -> T:
             elif awaited is None:  # a bare yield (``asyncio.sleep(0)``): one loop turn
                 await asyncio.sleep(0)
             else:
-                step = _throw(coro, RuntimeError(f"an eager coroutine yielded {awaited!r}"))
+                step = _throw(coro, RuntimeError(f"Task got bad yield: {awaited!r}"))
         except asyncio.CancelledError as exc:
             if future is None or not future.cancelled():  # this task was cancelled
                 step = _throw(coro, exc)

@@ -160,5 +160,5 @@ async def test_a_coroutine_that_yields_something_else_gets_an_error_as_under_a_t
     async def odd() -> None:
         await Odd()
 
-    with pytest.raises(RuntimeError, match="yielded 'not a future'"):
+    with pytest.raises(RuntimeError, match="bad yield: 'not a future'"):  # asyncio's words
         await eager.start(odd())
