@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
@@ -21,9 +21,6 @@ from services.gateway.link import LocalLinks
 from services.gateway.matchmaker import Matchmaker
 from services.gateway.metrics import Metrics
 from services.gateway.settings import GatewaySettings
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
 
 __all__ = ["GatewayState", "Member"]
 
@@ -121,9 +118,6 @@ class GatewayState:
         if self._tokens.get(token) is member:
             del self._tokens[token]
 
-    def holds(self, token: str, member: Member) -> bool:
-        return self._tokens.get(token) is member
-
     def following(self, table_id: str, delta: int) -> None:
         """Count a local subscription to ``table_id`` opening (+1) or ending (-1)."""
         before = self._tables[table_id]
@@ -135,10 +129,6 @@ class GatewayState:
             del self._tables[table_id]
             if before > 0:
                 self.metrics.tables.dec()
-
-    @property
-    def members(self) -> Iterable[Member]:
-        return tuple(self._members)
 
     async def close_all(self, code: int, timeout: float) -> None:
         """Stop taking connections and close every one with ``code`` (1001: resume elsewhere)."""
