@@ -28,7 +28,7 @@ def rules_from_pb(msg: pb.Rules) -> Rules:
 
 
 def move_to_pb(move: Move) -> pb.Move:
-    msg = pb.Move(seat=move.seat, act=move.act, source=move.source or "", stay_in=not move.go_out)
+    msg = pb.Move(seat=move.seat, act=move.act, source=move.source or "", go_out=move.go_out)
     if move.slot is not None:
         msg.slot = move.slot
     if move.by:
@@ -45,6 +45,6 @@ def move_from_pb(msg: pb.Move, seat: int | None = None, by: str | None = None) -
         act=msg.act,  # type: ignore[arg-type]
         source=msg.source or None,  # type: ignore[arg-type]
         slot=msg.slot if msg.HasField("slot") else None,
-        go_out=not msg.stay_in,
+        go_out=msg.go_out if msg.HasField("go_out") else True,
         by=by,
     )

@@ -64,11 +64,11 @@ def lobby(msg: mm.Lobby, you: int) -> dict[str, Any]:
 def move_to_pb(fields: dict[str, Any]) -> pb.Move:
     """The move of a ``move`` message (its schema checked the JSON types), without a seat: the
     table adds the seat and decides whether it is a move."""
-    out = pb.Move(
-        act=fields["act"], source=fields.get("from", ""), stay_in=not fields.get("go_out", True)
-    )
+    out = pb.Move(act=fields["act"], source=fields.get("from", ""))
     if "slot" in fields:
         out.slot = fields["slot"]
+    if "go_out" in fields:
+        out.go_out = fields["go_out"]
     return out
 
 

@@ -40,7 +40,7 @@ def test_a_lobby_message_carries_full_rules_and_matches_its_schema() -> None:
 
 def test_a_client_move_becomes_a_protobuf_move_without_a_seat() -> None:
     assert messages.move_to_pb({"act": "place", "slot": 3, "go_out": False}) == pb.Move(
-        act="place", slot=3, stay_in=True
+        act="place", slot=3, go_out=False
     )
     assert messages.move_to_pb({"act": "draw", "from": "discard"}) == pb.Move(
         act="draw", source="discard"

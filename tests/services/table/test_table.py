@@ -119,7 +119,7 @@ async def test_refused_moves_get_their_code_and_leave_the_table_unchanged(
         ),
         (
             tokens[mover],
-            game_pb2.Move(act="draw", source="stock", stay_in=True),
+            game_pb2.Move(act="draw", source="stock", go_out=False),
             "m7",
             "malformed_move",
         ),

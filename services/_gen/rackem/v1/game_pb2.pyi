@@ -119,7 +119,9 @@ Global___Rules: _TypeAlias = Rules  # noqa: Y015
 
 @_typing.final
 class Move(_message.Message):
-    """One decision. `seat` is informational on input: the table takes the seat from the token."""
+    """One decision, the protocol's move (docs/protocol.md) field for field. `seat` is
+    informational on input: the table takes the seat from the token.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -127,16 +129,16 @@ class Move(_message.Message):
     ACT_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     SLOT_FIELD_NUMBER: _builtins.int
-    STAY_IN_FIELD_NUMBER: _builtins.int
+    GO_OUT_FIELD_NUMBER: _builtins.int
     BY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     act: _builtins.str
     """draw | place | throw | repair"""
     source: _builtins.str
-    """stock | discard (draw only): the log's "from" """
+    """stock | discard (draw only): the protocol's and the log's "from" """
     slot: _builtins.int
-    stay_in: _builtins.bool
-    """true = go_out: false"""
+    go_out: _builtins.bool
+    """place and throw: unset as absent in the protocol (true)"""
     by: _builtins.str
     """human | bot | cover (set by the table)"""
     def __init__(
@@ -146,15 +148,20 @@ class Move(_message.Message):
         act: _builtins.str = ...,
         source: _builtins.str = ...,
         slot: _builtins.int | None = ...,
-        stay_in: _builtins.bool = ...,
+        go_out: _builtins.bool | None = ...,
         by: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_slot", b"_slot", "slot", b"slot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_go_out", b"_go_out", "_slot", b"_slot", "go_out", b"go_out", "slot", b"slot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_slot", b"_slot", "act", b"act", "by", b"by", "seat", b"seat", "slot", b"slot", "source", b"source", "stay_in", b"stay_in"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_go_out", b"_go_out", "_slot", b"_slot", "act", b"act", "by", b"by", "go_out", b"go_out", "seat", b"seat", "slot", b"slot", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__go_out: _TypeAlias = _typing.Literal["go_out"]  # noqa: Y015
+    _WhichOneofArgType__go_out: _TypeAlias = _typing.Literal["_go_out", b"_go_out"]  # noqa: Y015
     _WhichOneofReturnType__slot: _TypeAlias = _typing.Literal["slot"]  # noqa: Y015
     _WhichOneofArgType__slot: _TypeAlias = _typing.Literal["_slot", b"_slot"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__go_out) -> _WhichOneofReturnType__go_out | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__slot) -> _WhichOneofReturnType__slot | None: ...
 
 Global___Move: _TypeAlias = Move  # noqa: Y015
