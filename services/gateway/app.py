@@ -15,7 +15,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Route
 from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import table_pb2 as tb
@@ -144,7 +144,10 @@ def create_app(
     local_links: LocalLinks | None = None,
     matchmaker: Matchmaker | None = None,
 ) -> Starlette:
-    """A gateway app; its gRPC channels open and close with its lifespan.
+    """A gateway app, every route but ``/ws``; its gRPC channels open and close with its
+    lifespan. ``/ws`` is answered ahead of it, by ``SocketFirst`` in server.py (a handshake
+    goes straight to ``websocket`` without Starlette's routing and middleware): the one path
+    players take, so there is no second one here.
 
     ``rackem up`` gives it the services in its own process (rackem/seam/): with
     ``local_links``, the links to table replicas there; with ``matchmaker``, the
@@ -155,7 +158,6 @@ def create_app(
     site = StaticSite(static)
     app = Starlette(
         routes=[
-            WebSocketRoute("/ws", websocket),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/match/{table_id}.json", match_record),
