@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import orjson
 from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
@@ -46,6 +47,7 @@ __all__ = ["Registry", "Session"]
 
 log = logging.getLogger("rackem.gateway")
 
+MAX_MOVE_ID = 64  # a move's id: 1 to 64 characters (schemas/move.json)
 _STRIKES = frozenset({"bad_frame", "bad_request", "rate_limited"})
 _HANDSHAKE = ConnectionState.HANDSHAKE  # a plain name: read on every frame
 _TOKEN = re.compile(r"[0-9a-f]{32}")
@@ -120,7 +122,8 @@ class Session:
 
     async def _frame(self, frame: str | bytes | None) -> None:
         if not self._bucket.take():
-            self._refuse(ProtocolError("rate_limited", "too many messages; slow down"))
+            refusal = "too many messages; slow down"
+            self._refuse(ProtocolError("rate_limited", refusal, _move_id(frame)))
             return
         try:
             message = parse(frame, self.settings.max_frame_bytes)
@@ -378,3 +381,19 @@ _HANDLERS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     "watch": watch,
     "rematch": rematch,
 }
+
+
+def _move_id(frame: str | bytes | None) -> str | None:
+    """The id of a ``move`` frame that will not be handled (a flood's), for its refusal to
+    carry as every refusal of a move does; None for anything else. The frame's size was
+    bounded by the socket's ``ws_max_size``."""
+    if not isinstance(frame, str):
+        return None
+    try:
+        message = orjson.loads(frame)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("type") != "move":
+        return None
+    move_id = message.get("id")
+    return move_id if isinstance(move_id, str) and 0 < len(move_id) <= MAX_MOVE_ID else None

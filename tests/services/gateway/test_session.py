@@ -141,6 +141,21 @@ async def test_a_flood_of_messages_is_rate_limited(start_gateway: StartGateway) 
         assert replies == ["pong", "pong", "pong", "error", "error"]
 
 
+async def test_a_move_refused_for_a_flood_carries_its_id(start_gateway: StartGateway) -> None:
+    gateway = await start_gateway(msg_rate=0.01, msg_burst=1, abuse_limit=100)
+    async with Client(ws_url(gateway)) as client:  # hello took the one token
+        move = {"act": "draw", "from": "stock"}
+        await client.send({"type": "move", "move": move, "id": "m7", "version": 3})
+        await client.send({"type": "ping"})
+        await client.send_raw('{"type": "move", "id": ["not", "an", "id"]}')
+        refusals = [await client.recv() for _ in range(3)]
+        assert [(r["code"], r.get("id")) for r in refusals] == [
+            ("rate_limited", "m7"),
+            ("rate_limited", None),
+            ("rate_limited", None),
+        ]
+
+
 async def test_repeated_abuse_closes_the_connection_with_1008(
     start_gateway: StartGateway,
 ) -> None:
