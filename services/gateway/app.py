@@ -54,7 +54,7 @@ def _session(state: GatewayState, ws: WebSocket) -> Session:
     return Session(
         ws,
         client_key(ws.client.host) if ws.client else "",
-        registry=state,
+        connections=state,
         backends=backends,
         follower=Follower(
             backends, state.following, s.resubscribe_tries, s.resubscribe_backoff_s, s.rpc_timeout_s

@@ -9,6 +9,7 @@ views come over the gateway's link to the replica (``services.gateway.link``).
 from __future__ import annotations
 
 import asyncio
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from services.common.errors import ServiceError, from_rpc_error
 from services.gateway import messages
 from services.gateway.backends import Backends, reroute
 
-__all__ = ["FINAL", "SPECTATOR", "Follower", "Seat", "follow"]
+__all__ = ["FINAL", "SPECTATOR", "FollowEnd", "Follower", "Push", "Seat", "follow"]
 
 FINAL = frozenset({"finished", "ended"})
 SPECTATOR = -1
@@ -30,6 +31,13 @@ SPECTATOR = -1
 (rackcore's ``SPECTATOR``; tests/services/gateway/test_purity.py holds the two equal)."""
 Push = Callable[[dict[str, Any] | bytes], None]
 """Sends a message to the connection (``Connection.push``): a dict, or its JSON text."""
+
+
+class FollowEnd(enum.Enum):
+    """How following a seat or a table ended (when no service refused it)."""
+
+    OVER = "over"  # the table is over (finished, ended), or its waiting room closed
+    REPLACED = "replaced"  # the table ended the stream: a newer connection took the seat
 
 
 @dataclass(slots=True)
@@ -61,21 +69,19 @@ class Follower:
 
 async def follow(
     via: Follower, seat: Seat, lobby: mm.Lobby, push: Push, announce: Callable[[], None]
-) -> bool | None:
+) -> FollowEnd:
     """Forward the seat's lobby, then its views, until its table is over.
 
     ``announce`` (the ``seated`` message) runs before the first message is pushed, and
     for a started table only once the table has accepted the token, so a seat the table
-    refuses (a seat that was left) is never announced. True: the table is over
-    (finished, ended, or the waiting room closed). None: the table ended this stream
-    because a newer connection subscribed for the seat. Raises ``ServiceError`` when a
-    service refuses or stays unreachable.
+    refuses (a seat that was left) is never announced. Returns how it ended
+    (``FollowEnd``); raises ``ServiceError`` when a service refuses or stays unreachable.
     """
     if lobby.status != "started":
         announce()
         lobby = await _wait_for_start(via, seat, lobby, push)
         if lobby.status != "started":
-            return True
+            return FollowEnd.OVER
         first = None
     else:
         first = lobby
@@ -139,7 +145,7 @@ async def _wait_for_start(via: Follower, seat: Seat, lobby: mm.Lobby, push: Push
 
 async def _watch_table(
     via: Follower, seat: Seat, push: Push, before_first: Callable[[], None] | None
-) -> bool | None:
+) -> FollowEnd:
     """Forward the table's views to the end of the match, re-subscribing where needed.
 
     Each view's message is pushed as the link reads it (``on_view``), as the table wrote
@@ -171,7 +177,7 @@ async def _watch_table(
             )
             try:
                 await views.finished()
-                return True if status in FINAL else None
+                return FollowEnd.OVER if status in FINAL else FollowEnd.REPLACED
             except ServiceError as exc:
                 err = exc
             finally:

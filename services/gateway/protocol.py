@@ -25,6 +25,7 @@ __all__ = [
     "encode",
     "from_service",
     "parse",
+    "room_code",
     "schemas",
 ]
 
@@ -133,6 +134,15 @@ def parse(frame: str | bytes | None, max_bytes: int) -> dict[str, Any]:
         move_id = message.get("id") if kind == "move" else None
         raise ProtocolError("bad_request", problem, move_id if isinstance(move_id, str) else None)
     return message
+
+
+def room_code(raw: str) -> str:
+    """A room code as the matchmaker keeps it (six letters or digits, upper case), or
+    ``no_code``: one that cannot be a code names no table."""
+    code = raw.strip().upper()
+    if len(code) != 6 or not code.isalnum():
+        raise ProtocolError("no_code", "no table has that code")
+    return code
 
 
 def check_name(raw: str) -> str:

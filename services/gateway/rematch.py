@@ -14,33 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services.common.errors import ServiceError
-from services.gateway.follow import Seat
+from services.gateway.follow import Push
+from services.gateway.matchmaker import Matchmaker
 from services.gateway.protocol import ProtocolError
+from services.gateway.session_api import SessionApi
+from services.gateway.session_state import AfterMatch
 
-if TYPE_CHECKING:
-    from services.gateway.session import Session
-
-__all__ = ["Finished", "after_match", "forget", "offer_message", "rematch"]
-
-
-@dataclass(slots=True)
-class Finished:
-    """The connection's last finished match: its seat (by the old token), and the task that
-    forwards the rematch offer to it."""
-
-    seat: Seat
-    offers: asyncio.Task[None] | None = None
-
-    def stop(self) -> None:
-        if self.offers is not None and self.offers is not asyncio.current_task():
-            self.offers.cancel()
+__all__ = ["forward_offers", "offer_message", "rematch"]
 
 
 def offer_message(lobby: mm.Lobby) -> dict[str, Any]:
@@ -58,29 +44,15 @@ def offer_message(lobby: mm.Lobby) -> dict[str, Any]:
     }
 
 
-def after_match(session: Session, seat: Seat) -> None:
-    """The seat's match finished: remember it, and forward any rematch offer."""
-    forget(session)
-    finished = Finished(seat)
-    session.finished = finished
-    finished.offers = asyncio.create_task(_forward_offers(session, seat))
-
-
-def forget(session: Session) -> None:
-    """The connection moved on (a new game, a rematch, watching, gone): no more offers."""
-    if session.finished is not None:
-        session.finished.stop()
-        session.finished = None
-
-
-async def _forward_offers(session: Session, seat: Seat) -> None:
-    """``rematch_offer`` on the offer and every change, until it starts or closes. Quietly
-    over when the matchmaker is unreachable: the player can still ask."""
-    stream = session.backends.matchmaker.WatchRematch(mm.TokenRequest(token=seat.token))
+async def forward_offers(matchmaker: Matchmaker, token: str, for_s: float, push: Push) -> None:
+    """``rematch_offer`` on the offer and every change, for at most ``for_s`` or until it
+    starts or closes. Quietly over when the matchmaker is unreachable: the player can still
+    ask."""
+    stream = matchmaker.WatchRematch(mm.TokenRequest(token=token))
     try:
-        async with asyncio.timeout(session.settings.rematch_offer_s):
+        async with asyncio.timeout(for_s):
             async for lobby in stream:
-                session.push(offer_message(lobby))
+                push(offer_message(lobby))
                 if lobby.status != "waiting":
                     return
     except (TimeoutError, ServiceError, grpc.aio.AioRpcError):
@@ -90,18 +62,18 @@ async def _forward_offers(session: Session, seat: Seat) -> None:
             stream.cancel()
 
 
-async def rematch(session: Session, message: dict[str, Any]) -> None:
+async def rematch(session: SessionApi, message: dict[str, Any]) -> None:
     """``rematch``: ask for (or accept) a rematch of this connection's finished match."""
-    session._no_seat()
-    finished = session.finished
-    if finished is None:
+    session.make_free()
+    finished = session.state
+    if not isinstance(finished, AfterMatch):
         raise ProtocolError(
             "no_rematch", "a rematch is for the players of a finished match, once it is over"
         )
-    session._new_game()
+    session.may_start_game()
     request = mm.TokenRequest(token=finished.seat.token)
     timeout = session.settings.rpc_timeout_s
     reply = await session.backends.call_matchmaker(
         lambda stub: stub.Rematch(request, timeout=timeout)
     )
-    session._bind(reply, reply.token)
+    session.take_seat(reply, reply.token)

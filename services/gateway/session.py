@@ -1,7 +1,10 @@
 """The protocol's commands on one WebSocket connection: limits, hello, seats, moves.
 
 The transport (the outbound queue, writes, close codes, the connection's state) is
-``connection.py``; this module decides what each frame means.
+``connection.py``; this module decides what each frame means. What the connection is
+doing (idle, waiting or playing at a seat, watching a table, after its match) is one
+value, ``state`` (session_state.py), changed only by ``enter``. The commands kept in
+modules of their own (watch.py, rematch.py) see the session through ``SessionApi``.
 
 The connection holds at most one seat, always by the token the matchmaker handed out
 (never a seat number from a message). Every outbound message goes through one bounded
@@ -28,7 +31,7 @@ from services.gateway import messages
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.connection import POLICY, Connection, ConnectionState
-from services.gateway.follow import FINAL, Follower, Seat, follow
+from services.gateway.follow import FINAL, FollowEnd, Follower, Seat, follow
 from services.gateway.limits import AbuseCounter, GameLimiter, TokenBucket
 from services.gateway.metrics import Metrics
 from services.gateway.protocol import (
@@ -37,13 +40,15 @@ from services.gateway.protocol import (
     check_name,
     from_service,
     parse,
+    room_code,
 )
-from services.gateway.rematch import Finished, after_match, forget, rematch
+from services.gateway.rematch import forward_offers, rematch
+from services.gateway.session_state import IDLE, AfterMatch, Seated, State, Watching
 from services.gateway.settings import GatewaySettings
 from services.gateway.state import REPLACED, Member
-from services.gateway.watch import Spectator, refuse_while_watching, watch
+from services.gateway.watch import watch
 
-__all__ = ["Registry", "Session"]
+__all__ = ["Connections", "Session"]
 
 log = logging.getLogger("rackem.gateway")
 
@@ -54,8 +59,9 @@ _TOKEN = re.compile(r"[0-9a-f]{32}")
 SERVER = "rackem-gateway/1"
 
 
-class Registry(Protocol):
-    """What a session asks of the gateway's registry of connections (``GatewayState``)."""
+class Connections(Protocol):
+    """What a session asks of the gateway's register of its connections and the seat tokens
+    they hold (``GatewayState``)."""
 
     def join(self, member: Member) -> None: ...
     def leave(self, member: Member) -> None: ...
@@ -64,14 +70,14 @@ class Registry(Protocol):
 
 
 class Session:
-    """The protocol's commands on one connection (``connection.py``), and the seat it holds."""
+    """The protocol's commands on one connection (``connection.py``), and its state."""
 
     def __init__(
         self,
         ws: WebSocket,
         address: str,
         *,
-        registry: Registry,
+        connections: Connections,
         backends: Backends,
         follower: Follower,
         metrics: Metrics,
@@ -80,7 +86,7 @@ class Session:
         settings: GatewaySettings,
     ) -> None:
         s = settings
-        self.registry = registry
+        self.connections = connections
         self.backends = backends
         self.follower = follower
         self.metrics = metrics
@@ -94,30 +100,48 @@ class Session:
         self.close = self.conn.close
         self.closed = self.conn.closed
         self.address = address  # for the game limiter only (limits.client_key); never logged
-        self.seat: Seat | None = None
-        self.watching: Spectator | None = None  # the table this connection watches, if any
-        self.finished: Finished | None = None  # its last finished match (for a rematch)
+        self._state: State = IDLE
         self._bucket = TokenBucket(s.msg_rate, s.msg_burst)
         self._abuse = AbuseCounter(s.abuse_limit, s.abuse_window_s)
-        self._follow: asyncio.Task[None] | None = None
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    def enter(self, state: State) -> None:
+        """Move to ``state``: the old state's task ends (unless it is the caller), its
+        seat's token is let go, and a new seat's token is claimed (a connection that held
+        it before is told it was replaced)."""
+        old, self._state = self._state, state
+        if old is state:
+            return
+        old.stop()
+        if isinstance(old, Seated):
+            self.connections.release(old.seat.token, self)
+        if isinstance(state, Seated):
+            self.connections.claim(state.seat.token, self)
 
     async def run(self) -> None:
         """Serve the accepted socket until either side closes it."""
-        self.registry.join(self)
+        self.connections.join(self)
         try:
-            await self.conn.run(self._frame, lambda: (self._follow,))
+            await self.conn.run(self._frame, self._tasks)
         finally:
-            self._unbind()
-            if self.watching is not None:
-                self.watching.stop()
-            forget(self)
-            self.registry.leave(self)
+            self.enter(IDLE)
+            self.connections.leave(self)
             self.conn.ended()
+
+    def _tasks(self) -> tuple[asyncio.Task[None] | None]:
+        """The task of the state that follows a seat or a table, for the connection to wait
+        on at the end."""
+        state = self._state
+        return (state.task if isinstance(state, Seated | Watching) else None,)
 
     def replaced(self) -> None:
         """A newer connection resumed this seat: let go of it and close."""
-        self._stop_following()
-        self.seat = None
+        if isinstance(self._state, Seated):
+            self._state.stop()
+            self._state = IDLE  # the token is the newer connection's now: nothing to release
         self.close(REPLACED)
 
     async def _frame(self, frame: str | bytes | None) -> None:
@@ -134,12 +158,19 @@ class Session:
                 raise ProtocolError("hello_first", "say hello first")
             else:
                 await _HANDLERS[kind](self, message)
-        except ProtocolError as err:
-            self._refuse(err)
-        except ServiceError as err:
-            self._refuse(from_service(err.code, err.message))
-        except Exception:
-            log.exception("unexpected_error")
+        except Exception as exc:
+            self.refuse_failure(exc)
+
+    def refuse_failure(self, exc: BaseException) -> None:
+        """The refusal for ``exc``, the one mapping of every failure to what the client
+        sees: a refusal of ours as it is, a service's by its code, anything else logged and
+        ``internal``."""
+        if isinstance(exc, ProtocolError):
+            self._refuse(exc)
+        elif isinstance(exc, ServiceError):
+            self._refuse(from_service(exc.code, exc.message))
+        else:
+            log.error("unexpected_error", exc_info=exc)
             self._refuse(ProtocolError("internal", "internal error"))
 
     def _refuse(self, err: ProtocolError) -> None:
@@ -152,29 +183,22 @@ class Session:
 
     # -- seats ---------------------------------------------------------------------------
 
-    def _no_seat(self) -> None:
-        refuse_while_watching(self)
-        seat = self.seat
-        if seat is not None and seat.status in FINAL:
+    def make_free(self) -> None:
+        state = self._state
+        if isinstance(state, Watching):
+            raise ProtocolError(
+                "watching", "this connection is watching a table and holds no seat; leave first"
+            )
+        if isinstance(state, Seated) and state.seat.status in FINAL:
             # The final view went out and the table's end of the stream is on its way: the
             # match is over for this connection now (it may start a new game at once).
-            self._stop_following()
-            self._unbind()
-            if seat.status == "finished":
-                after_match(self, seat)
-        if self.seat is not None:
+            self._match_over(state.seat)
+        if isinstance(self._state, Seated):
             raise ProtocolError(
                 "already_seated", "this connection already holds a seat; leave first"
             )
 
-    def _seated(self) -> Seat:
-        refuse_while_watching(self)
-        if self.seat is None:
-            raise ProtocolError("not_seated", "this connection holds no seat")
-        return self.seat
-
-    def _new_game(self) -> None:
-        self._no_seat()
+    def may_start_game(self) -> None:
         if self.admission.overloaded:
             raise ProtocolError("busy", "the server is busy; try again in a moment")
         if not self.games.allow(self.address):
@@ -182,43 +206,54 @@ class Session:
                 "rate_limited", "too many new games from this address; wait a while"
             )
 
-    def _bind(self, reply: mm.Seated, token: str) -> None:
-        self._stop_following()
-        forget(self)
+    def _seated(self) -> Seat:
+        state = self._state
+        if isinstance(state, Watching):
+            raise ProtocolError(
+                "watching", "this connection is watching a table and holds no seat; leave first"
+            )
+        if not isinstance(state, Seated):
+            raise ProtocolError("not_seated", "this connection holds no seat")
+        return state.seat
+
+    def take_seat(self, reply: mm.Seated, token: str) -> None:
         seat = Seat(token=reply.token or token, seat=reply.seat, table_id=reply.table_id)
-        self.seat = seat
-        self.registry.claim(seat.token, self)
+        seated = Seated(seat)
+        self.enter(seated)
         announcement = messages.seated(reply) | {"token": seat.token}
-        self._follow = asyncio.create_task(
-            self._follow_seat(seat, reply.lobby, lambda: self.push(announcement))
+        seated.task = asyncio.create_task(
+            self._follow_seat(seated, reply.lobby, lambda: self.push(announcement))
         )
 
-    async def _follow_seat(self, seat: Seat, lobby: mm.Lobby, announce: Callable[[], None]) -> None:
+    async def _follow_seat(
+        self, seated: Seated, lobby: mm.Lobby, announce: Callable[[], None]
+    ) -> None:
+        seat = seated.seat
+        ended: FollowEnd | None = None  # None: a service refused or stayed unreachable
         try:
-            over = await follow(self.follower, seat, lobby, self.push, announce)
-        except ServiceError as err:  # the seat is no longer followed: the client may resume
-            self._refuse(from_service(err.code, err.message))
-            over = True
-        except Exception:
-            log.exception("unexpected_error")
-            self._refuse(ProtocolError("internal", "internal error"))
-            over = True
-        if over is None and not seat.leaving:  # ended for a newer connection of the seat
+            ended = await follow(self.follower, seat, lobby, self.push, announce)
+        except Exception as exc:  # the seat is no longer followed: the client may resume
+            self.refuse_failure(exc)
+        if self._state is not seated or seat.leaving:
+            return  # moved on meanwhile, or a leave under way does the rest
+        if ended is FollowEnd.REPLACED:  # ended for a newer connection of the seat
             self.replaced()
-        elif over and self.seat is seat:
-            self._unbind()
-        if over and seat.status == "finished" and not seat.leaving:
-            after_match(self, seat)
+        else:
+            self._match_over(seat)
 
-    def _stop_following(self) -> None:
-        if self._follow is not None and self._follow is not asyncio.current_task():
-            self._follow.cancel()
-        self._follow = None
-
-    def _unbind(self) -> None:
-        if self.seat is not None:
-            self.registry.release(self.seat.token, self)
-        self.seat = None
+    def _match_over(self, seat: Seat) -> None:
+        """The seat's table is over for this connection: after the match if it finished
+        (a rematch may be asked for, and its offer is forwarded), else idle."""
+        if seat.status != "finished":
+            self.enter(IDLE)
+            return
+        after = AfterMatch(seat)
+        self.enter(after)
+        after.offers = asyncio.create_task(
+            forward_offers(
+                self.backends.matchmaker, seat.token, self.settings.rematch_offer_s, self.push
+            )
+        )
 
     # -- commands ------------------------------------------------------------------------
 
@@ -230,6 +265,10 @@ class Session:
         self.conn.greeted()
         self.push(messages.welcome(SERVER))
 
+    def _new_game(self) -> None:
+        self.make_free()
+        self.may_start_game()
+
     def _timeout(self) -> float:
         return self.settings.rpc_timeout_s
 
@@ -240,7 +279,7 @@ class Session:
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.QuickMatch(request, timeout=self._timeout())
         )
-        self._bind(reply, reply.token)
+        self.take_seat(reply, reply.token)
 
     async def _create_table(self, message: dict[str, Any]) -> None:
         name = check_name(message["name"])
@@ -256,30 +295,28 @@ class Session:
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.CreateTable(request, timeout=self._timeout())
         )
-        self._bind(reply, reply.token)
+        self.take_seat(reply, reply.token)
 
     async def _join(self, message: dict[str, Any]) -> None:
         name = check_name(message["name"])
-        code = message["code"].strip().upper()
-        if len(code) != 6 or not code.isalnum():
-            raise ProtocolError("no_code", "no waiting table has that code")
+        code = room_code(message["code"])
         self._new_game()
         request = mm.JoinRequest(code=code, name=name)
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.JoinByCode(request, timeout=self._timeout())
         )
-        self._bind(reply, reply.token)
+        self.take_seat(reply, reply.token)
 
     async def _resume(self, message: dict[str, Any]) -> None:
         token = message["token"].strip().lower()
-        self._no_seat()
+        self.make_free()
         if _TOKEN.fullmatch(token) is None:
             raise ProtocolError("bad_token", "that is not a seat token")
         request = mm.TokenRequest(token=token)
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.Locate(request, timeout=self._timeout())
         )
-        self._bind(reply, token)
+        self.take_seat(reply, token)
 
     async def _start(self, message: dict[str, Any]) -> None:
         seat = self._seated()
@@ -328,9 +365,8 @@ class Session:
         await self.backends.continue_round(seat.replica, request)
 
     async def _leave(self, message: dict[str, Any]) -> None:
-        if self.watching is not None:  # stop watching
-            self.watching.stop()
-            self.watching = None
+        if isinstance(self._state, Watching):  # stop watching
+            self.enter(IDLE)
             self.push({"type": "left"})
             return
         seat = self._seated()
@@ -340,8 +376,8 @@ class Session:
             await self._leave_seat(seat, request)
         finally:
             seat.leaving = False
-        self._stop_following()
-        self._unbind()
+        if isinstance(self._state, Seated) and self._state.seat is seat:
+            self.enter(IDLE)
         self.push({"type": "left"})
 
     async def _leave_seat(self, seat: Seat, request: mm.TokenRequest) -> None:

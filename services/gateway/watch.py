@@ -13,53 +13,22 @@ refused ``watching``, and ``leave`` stops watching.
 from __future__ import annotations
 
 import asyncio
-import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services.common.errors import ServiceError
 from services.gateway.follow import SPECTATOR, Seat, follow
-from services.gateway.protocol import ProtocolError, from_service
-from services.gateway.rematch import forget
+from services.gateway.protocol import ProtocolError, room_code
+from services.gateway.session_api import SessionApi
+from services.gateway.session_state import IDLE, Watching
 
-if TYPE_CHECKING:
-    from services.gateway.session import Session
-
-__all__ = ["Spectator", "refuse_while_watching", "watch"]
-
-log = logging.getLogger("rackem.gateway")
+__all__ = ["watch"]
 
 
-@dataclass(slots=True)
-class Spectator:
-    """The table a connection watches, and the task that follows it."""
-
-    table_id: str
-    code: str
-    task: asyncio.Task[None] | None = None
-
-    def stop(self) -> None:
-        if self.task is not None and self.task is not asyncio.current_task():
-            self.task.cancel()
-
-
-def refuse_while_watching(session: Session) -> None:
-    """A seat or table message from a watching connection: refused, with how to stop."""
-    if session.watching is not None:
-        raise ProtocolError(
-            "watching", "this connection is watching a table and holds no seat; leave first"
-        )
-
-
-async def watch(session: Session, message: dict[str, Any]) -> None:
+async def watch(session: SessionApi, message: dict[str, Any]) -> None:
     """``watch``: follow the table with that code as a spectator."""
-    refuse_while_watching(session)
-    if session.seat is not None:
-        raise ProtocolError("already_seated", "this connection holds a seat; leave first")
-    code = message["code"].strip().upper()
-    if len(code) != 6 or not code.isalnum():
-        raise ProtocolError("no_code", "no table has that code")
+    session.make_free()
+    code = room_code(message["code"])
     if session.admission.overloaded:
         raise ProtocolError("busy", "the server is busy; try again in a moment")
     request = mm.LobbyRequest(code=code)
@@ -71,30 +40,28 @@ async def watch(session: Session, message: dict[str, Any]) -> None:
         raise ProtocolError("no_code", "no table has that code")
     if lobby.spectators != "public":
         raise ProtocolError("no_spectators", "this table is not open to spectators")
-    spectator = Spectator(lobby.table_id, lobby.code)
-    forget(session)
-    session.watching = spectator
-    spectator.task = asyncio.create_task(_follow(session, spectator, lobby))
+    watching = Watching(lobby.table_id, lobby.code)
+    session.enter(watching)
+    watching.task = asyncio.create_task(_follow(session, watching, lobby))
 
 
-async def _follow(session: Session, spectator: Spectator, lobby: mm.Lobby) -> None:
+async def _follow(session: SessionApi, watching: Watching, lobby: mm.Lobby) -> None:
     """The waiting room, then the table's spectator views, until the match is over. The
     ``watching`` message comes first: before the lobby, or once the table took the
     watcher (a table at its cap refuses it, and only the refusal is sent)."""
-    seat = Seat(token="", seat=SPECTATOR, table_id=spectator.table_id, code=spectator.code)
-    announcement = {"type": "watching", "table_id": spectator.table_id, "code": spectator.code}
+    seat = Seat(token="", seat=SPECTATOR, table_id=watching.table_id, code=watching.code)
+    announcement = {"type": "watching", "table_id": watching.table_id, "code": watching.code}
     try:
-        await follow(
-            session.follower, seat, lobby, session.push, lambda: session.push(announcement)
-        )
-    except ServiceError as err:
-        if err.code == "no_table":  # gone from the store since the code was looked up
-            session._refuse(ProtocolError("no_code", "no table has that code"))
-        else:
-            session._refuse(from_service(err.code, err.message))
-    except Exception:
-        log.exception("unexpected_error")
-        session._refuse(ProtocolError("internal", "internal error"))
+        try:
+            await follow(
+                session.follower, seat, lobby, session.push, lambda: session.push(announcement)
+            )
+        except ServiceError as err:
+            if err.code == "no_table":  # gone from the store since the code was looked up
+                raise ProtocolError("no_code", "no table has that code") from None
+            raise
+    except Exception as exc:
+        session.refuse_failure(exc)
     finally:
-        if session.watching is spectator:
-            session.watching = None
+        if session.state is watching:
+            session.enter(IDLE)
