@@ -2,8 +2,8 @@
 
 ``Schema(doc).error(value)`` is ``None`` or the first problem found, named by its path
 (``"move.slot: not an integer"``, ``"id: missing"``, ``"move.seat: unknown field"``): the
-``bad_request`` message a client reads. A ``move`` frame's check (parse and schema) costs
-~2.9 µs of CPU, against ~4.1 for the validator written here before (bench/frame_bench.py).
+``bad_request`` message a client reads (what it costs: docs/performance.md,
+bench/frame_bench.py).
 
 Set here on purpose, each held by tests/services/gateway/test_schema.py:
 
