@@ -2,10 +2,8 @@
 
 An eager task (Python 3.12's own, and one driven by hand on 3.11): a call that can finish
 without waiting (a move on a table whose store answers in memory) should not cost a loop
-turn and a task of its own.
-Measured on this project's 2-core machine: ``eager.start`` of a coroutine that does not
-wait costs ~1.1 µs, ``await asyncio.create_task(...)`` ~11 µs and one loop turn, which
-under load is a turn's length of latency more. It is used where work must go on on its
+turn and a task of its own, which under load is a turn's length of latency more (the
+figures: docs/dependencies.md, "Held internals"). It is used where work must go on on its
 own if it waits, yet usually does not: a replica's link starting each call it reads
 (services/table/link.py), ``rackem up``'s seam calling a table's operations for the
 gateway, which a caller's timeout or cancellation must never cut short

@@ -1,8 +1,8 @@
 """How every service process runs its event loop: uvloop, under ``GcPolicy``.
 
-Measured under load (docs/performance.md), uvloop takes about a sixth off the CPU a
-move costs across gateway and table: their time is mostly event-loop and socket work
-around gRPC and WebSocket messages, which uvloop does in C. ``GcPolicy`` keeps the
+uvloop, because a move's time in gateway and table is mostly event-loop and socket work
+around gRPC and WebSocket messages, which uvloop does in C (what it saves:
+docs/performance.md). ``GcPolicy`` keeps the
 garbage collector's full collections, which stop the loop for as long as they walk the
 heap, to one every ten minutes.
 """

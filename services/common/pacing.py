@@ -2,7 +2,7 @@
 
 A message on a gRPC stream costs both ends a fixed share of CPU whatever it carries
 (grpc.aio's completion queue and poller thread, a socket write and the wake-ups behind
-it: ~70 µs a side on the machines of docs/performance.md). A link writes as soon as
+it; docs/performance.md has the figure). A link writes as soon as
 something is queued. When it is busy and its last message left less than ``interval``
 ago, it waits out the rest, so what queues meanwhile goes in the same message: it
 sends at most one message per ``interval`` however many moves and views it carries

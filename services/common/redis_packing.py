@@ -1,10 +1,12 @@
 """Commands packed by hiredis on redis-py's asyncio connections, as its sync ones pack them.
 
-redis-py packs a command into the Redis protocol in Python on its asyncio connections (its
-synchronous connections use ``hiredis.pack_command`` when hiredis is installed:
-``redis.connection.HiredisRespSerializer``). A table replica packs one ``EVALSHA`` per move
-and per lease it renews, a dozen arguments each: ~8 µs each in Python, ~1 µs in hiredis
-(docs/performance.md). ``hiredis_packing(cls)`` is ``cls`` packing with hiredis: the same
+redis-py's asyncio connections encode each argument in Python before they pack a command
+(in Python, or since 8.2 with ``HiredisRespSerializer``, which still encodes first); a table
+replica packs one ``EVALSHA`` per move and per lease it renews, a dozen arguments each.
+Here the whole command goes to ``hiredis.pack_command`` in one call (what that saves, and
+why this reach under redis-py's surface is held on purpose: docs/dependencies.md, "Held
+internals"; tests/contracts/test_redis_packer.py). ``hiredis_packing(cls)`` is ``cls``
+packing with hiredis: the same
 bytes (tests/services/common/test_redis_packing.py holds them equal), the same first
 argument split (``"CONFIG GET"`` is two), and the same refusal of a value Redis has no
 form for (``DataError``). ``redis_client.connect`` gives every mode's connections this

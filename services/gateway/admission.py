@@ -6,9 +6,9 @@ Instead it watches its own event loop, and the tables behind it: a task sleeps
 its table took to answer. While either, smoothed, is above its limit (the loop's lag,
 or the mean answer time), and until both have stayed below them for a calm window, the
 gateway is *overloaded*: it refuses new connections and new games, and keeps serving
-the ones it has. Connections past ``max_connections`` are refused too. (Measured: with
-a process per service on two cores, the table process is the first to run out; the
-gateway's own loop is still quick while the moves it forwards wait seconds.)
+the ones it has. Connections past ``max_connections`` are refused too. Both signals,
+because the table replicas may run out before the gateway's own loop does (while the
+moves it forwards wait): docs/performance.md.
 """
 
 from __future__ import annotations
