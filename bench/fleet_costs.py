@@ -6,7 +6,7 @@
 Starts its own ``redis-server`` (durable as deployed: AOF every second, a password) on
 a free port. For each number of live tables and of replicas it creates the tables
 through ``RedisStore`` (owned round-robin by the replicas) and drives the store the way
-``services/table/tables.py`` and ``table.py`` do, with the default settings
+``services/table/leases.py``, ``adoption.py`` and ``table.py`` do, with the default settings
 (``LEASE_MS`` 1500: a renewal round every 500 ms; ``SWEEP_MS`` 250):
 
 - **per move**: one ``append`` (the move, the state, the reply, the lease renewed);

@@ -4,7 +4,8 @@ Services raise ``ServiceError(code, message)`` (or let a ``rackcore.RackError``
 through ``from_rack``); ``abort`` turns it into a gRPC status with the stable
 code in the trailing metadata ``rackem-error``; ``from_rpc_error`` reads it back
 on the calling side. Unexpected exceptions are logged and become ``internal``
-with a fixed message: their text is never sent to a client.
+with a fixed message: their text is never sent to a client. A store that cannot serve
+for now raises ``StoreUnavailable``, which callers answer ``unavailable``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "ERROR_KEY",
     "OWNER_KEY",
     "ServiceError",
+    "StoreUnavailable",
     "abort",
     "from_rack",
     "from_rpc_error",
@@ -83,6 +85,25 @@ class ServiceError(Exception):
     @property
     def status(self) -> grpc.StatusCode:
         return CODES[self.code]
+
+
+class StoreUnavailable(Exception):
+    """A store that cannot serve for now: unreachable, failing over, loading, full, or
+    unable to confirm a write on enough replicas. Raised from its client's own error
+    (``services.common.redis_client.raise_store_error``); answered ``unavailable``
+    (services/common/unexpected.py), never taken for a bug.
+
+    ``reason`` names the client's error (its type); ``again``: the same call may be sent
+    again once the store is back (not a write that may be on the primary alone, nor one
+    to a full store); ``full``: the store is full, which only data expiring or an
+    operator mends.
+    """
+
+    def __init__(self, reason: str, *, again: bool = True, full: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.again = again
+        self.full = full
 
 
 def from_rack(exc: RackError) -> ServiceError:

@@ -21,7 +21,8 @@ full pool. A cluster client holds up to ``CLUSTER_CONNECTIONS`` per node.
 Every code path that writes keys of more than one table or replica keeps to one slot
 per command (a hash tag per table, per registry, per matchmaker queue or room code), so
 the same code runs on all three; ``by_node`` groups batched commands per cluster node.
-``is_outage`` tells an outage (Redis unreachable, failing over, loading) from a bug.
+``is_outage`` tells an outage (Redis unreachable, failing over, loading) from a bug;
+``raise_store_error`` raises an outage as the project's own ``StoreUnavailable``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis.asyncio as aioredis
@@ -50,6 +51,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.common.errors import StoreUnavailable
 from services.common.redis_packing import hiredis_packing
 
 __all__ = [
@@ -65,6 +67,7 @@ __all__ = [
     "connect",
     "is_outage",
     "parse_url",
+    "raise_store_error",
     "send_per_node",
 ]
 
@@ -220,12 +223,24 @@ def is_outage(exc: BaseException) -> bool:
         | ReadOnlyError  # a demoted primary, before the client follows the failover
         | OutOfMemoryError  # full (maxmemory-policy noeviction): writes fail until it is not
         | NotReplicated
+        | StoreUnavailable  # a store's word for all of these
         | SlotNotCoveredError
         | OSError
         | asyncio.TimeoutError,
     ):
         return True
     return isinstance(exc, RedisClusterException) and "cannot be connected" in str(exc)
+
+
+def raise_store_error(exc: Exception) -> NoReturn:
+    """Raise ``exc``, a Redis call's error, as a store raises it: an outage as
+    ``StoreUnavailable`` (``again`` unless the write may be on the primary alone,
+    ``NotReplicated``, or Redis is full), anything else as it is."""
+    if not is_outage(exc):
+        raise exc
+    full = isinstance(exc, OutOfMemoryError)
+    again = not (full or isinstance(exc, NotReplicated))
+    raise StoreUnavailable(type(exc).__name__, again=again, full=full) from exc
 
 
 @dataclass(frozen=True, slots=True)

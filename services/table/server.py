@@ -18,6 +18,7 @@ from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.table.bot_client import BotClient, Bots
 from services.table.clocks import Timing
+from services.table.leases import owner_string
 from services.table.service import TableService
 from services.table.servicer import TableServicer
 from services.table.settings import TableSettings
@@ -25,7 +26,7 @@ from services.table.store import TableStore
 from services.table.store.memory import MemoryStore
 from services.table.store.redis import RedisStore
 from services.table.table import TableConfig
-from services.table.tables import Tables, owner_string
+from services.table.tables import Tables
 
 __all__ = ["ALIVE", "SERVICE_NAME", "create_server", "main", "serve"]
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError
+from services.table.creation import create
 from services.table.subscribers import Subscriber
 from services.table.table import Table
 from services.table.tables import Tables
@@ -29,8 +30,8 @@ class TableService:
         return self._tables
 
     async def create(self, request: table_pb2.CreateTableRequest) -> table_pb2.CreateTableReply:
-        """Create and start a table on this replica (the matchmaker asks)."""
-        return await self._tables.create(request)
+        """Create and start a table on this replica (the matchmaker asks; creation.py)."""
+        return await create(self._tables, request)
 
     async def submit(self, request: table_pb2.SubmitMoveRequest) -> int:
         """Apply the seat's move, exactly once per ``move_id``: the table's version after it."""

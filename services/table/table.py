@@ -1,10 +1,11 @@
-"""One table: its match, seats, clock state and subscribers. Every change goes through here.
+"""One table: its match, seats and clock state. Every change goes through here.
 
 All reads and writes hold the table's lock. A change is applied in memory, written
 to the store (the move log append, fenced by the lease), and only then answered
-and broadcast. If the store refuses or fails, the table closes: its in-memory
-state may be ahead of the store, so it is dropped and rebuilt from the store by the
-next request (or the sweeper).
+and broadcast to the table's audience (audience.py: the streams that follow it). If
+the store refuses (the lease is another replica's) or fails (outages.py), the table
+closes: its in-memory state may be ahead of the store, so it is dropped and rebuilt
+from the store by the next request (or the sweeper).
 """
 
 from __future__ import annotations
@@ -13,22 +14,21 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import inf
-from typing import Any, TypeVar
-
-from redis.exceptions import OutOfMemoryError
+from typing import Any
 
 from rackcore import SPECTATOR, Match, Move, RackError, Rules, observe, to_log
 from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common.errors import ServiceError, from_rack
 from services.common.lean_sync import Event
 from services.common.logs import event
-from services.common.redis_client import NotReplicated, is_outage
 from services.convert import move_from_pb
+from services.table.audience import Audience
 from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
+from services.table.outages import store_call
 from services.table.progress import abandon, after_move, cover, deal, seat_kind
 from services.table.replies import Replies
 from services.table.store import TableStore
@@ -42,7 +42,6 @@ __all__ = ["MAX_MOVE_ID", "Table", "TableConfig"]
 log = logging.getLogger("rackem.table")
 
 MAX_MOVE_ID = 64
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +57,12 @@ class TableConfig:
     timing: Timing
     spectators_cap: int = 50  # watchers at once, at a table open to spectators
     lease_ms: int = 0  # each append and save renews the lease this long (0: they do not)
-    # While the store is unreachable (``is_outage``) a store call is tried again for up
-    # to this long, the table's lock held: its moves wait instead of failing.
+    # While the store is unreachable (``StoreUnavailable``) a store call is tried again
+    # for up to this long, the table's lock held: its moves wait instead of failing.
     store_hold_ms: int = 0
 
 
-class Table:
+class Table(Audience):
     def __init__(
         self,
         meta: TableMeta,
@@ -87,18 +86,10 @@ class Table:
         # While the driver waits: when it looks again by itself (unix ms; inf: only when
         # woken). A change that brings nothing sooner need not wake it (``_push``).
         self.planned_at: float | None = None
-        self._wake_due = False  # a wake-up check is scheduled after this turn's writes
         self.closed: ServiceError | None = None
-        self.seats_dirty = False  # a stream ended: the seats need a broadcast
         now = now_ms()
         self.last_change_ms = now
-        self.alone_since_ms: int | None = now
-        # per seat: since when it has had no stream (the reconnect grace counts from it)
-        self.away_since_ms: list[int | None] = [now] * len(meta.seats)
-        self._subs: dict[int, Subscriber] = {}
-        # Spectators' streams: never a seat's, so never "connected" for clocks, covers,
-        # grace or abandonment; every watcher gets the same public view.
-        self._watchers: set[Subscriber] = set()
+        super().__init__(len(meta.seats), now)  # the audience: nobody follows yet
         self._seat_of: dict[str, int] = {}  # tokens already matched to their seat's hash
         self._replies = Replies(config.store, meta.table_id, adopted)
 
@@ -129,9 +120,6 @@ class Table:
 
     def kind(self, seat: int) -> str:
         return seat_kind(self.meta, self.state, seat)
-
-    def connected(self) -> tuple[bool, ...]:
-        return tuple(seat in self._subs for seat in range(len(self.meta.seats)))
 
     def seat_for(self, token: str, *, left_ok: bool = False) -> int:
         """The seat ``token`` holds; ``bad_token`` if none (or it left, unless ``left_ok``)."""
@@ -165,10 +153,6 @@ class Table:
         kinds = [self.kind(s) for s in range(len(self.meta.seats))]
         return seat_facts(self.meta, kinds, self.connected(), self.state)
 
-    @property
-    def watchers(self) -> int:
-        return len(self._watchers)
-
     def _views(self, now: int, extra: int | None = None) -> dict[int, game_pb2.TableView]:
         seats = self._seats()
         wanted = set(self._subs) | ({extra} if extra is not None else set())
@@ -189,7 +173,7 @@ class Table:
             )
         async with self.lock:
             self._check_open()
-            earlier = await self._store_call(lambda: self._replies.earlier(seat, move_id))
+            earlier = await store_call(self, lambda: self._replies.earlier(seat, move_id))
             if earlier is not None:
                 return earlier
             if self.over:
@@ -226,12 +210,8 @@ class Table:
                 sub.push(self._views(now_ms(), extra=seat)[seat])
                 sub.end()
                 return sub
-            older = self._subs.get(seat)
-            if older is not None:
-                older.end()
-            self._subs[seat] = sub
             now = now_ms()
-            self._connections_changed(now)
+            self._follow(seat, sub, now)
             self._push(self._views(now))
             return sub
 
@@ -249,27 +229,9 @@ class Table:
                 sub.push(self._views(now, extra=SPECTATOR)[SPECTATOR])
                 sub.end()
                 return sub
-            if len(self._watchers) >= self.config.spectators_cap:
-                raise ServiceError(
-                    "spectators_full", "this table has as many spectators as it takes"
-                )
-            self._watchers.add(sub)
+            self._watch(sub, self.config.spectators_cap)
             self._push(self._views(now))
             return sub
-
-    def unsubscribe(self, sub: Subscriber) -> None:
-        """A stream ended; the driver broadcasts the seat's new ``connected`` soon after."""
-        if sub.seat == SPECTATOR:
-            if sub in self._watchers:
-                self._watchers.discard(sub)
-                self.seats_dirty = True  # the count of watchers: shown to everyone
-                self.changed.set()
-            return
-        if self._subs.get(sub.seat) is sub:
-            del self._subs[sub.seat]
-            self._connections_changed(now_ms())
-            self.seats_dirty = True
-            self.changed.set()
 
     async def continue_round(self, seat: int) -> None:
         """Round over: ``seat`` is ready (and back from any cover). During play, a covered
@@ -310,11 +272,8 @@ class Table:
             if self.match.turn == seat and self.state.status == "playing":
                 self.state.deadline_ms = 0
             await self._save()
-            sub = self._subs.pop(seat, None)
-            if sub is not None:
-                sub.end()
             now = now_ms()
-            self._connections_changed(now)
+            self._let_go(seat, now)
             self._push(self._views(now))
             event(log, "seat_left", table=self.table_id, seat=seat)
 
@@ -402,18 +361,8 @@ class Table:
         """Stop serving: every stream ends with ``error``; later calls raise it."""
         if self.closed is None:
             self.closed = error
-        for sub in (*self._subs.values(), *self._watchers):
-            sub.end(error)
-        self._subs.clear()
-        self._watchers.clear()
+        self.end_streams(error)
         self.changed.set()
-
-    def end_streams(self) -> None:
-        """The table is over: every stream ends after its queued views."""
-        for sub in (*self._subs.values(), *self._watchers):
-            sub.end()
-        self._subs.clear()
-        self._watchers.clear()
 
     # -- internals ---------------------------------------------------------------
 
@@ -425,40 +374,6 @@ class Table:
         self.last_change_ms = now
         config = self.config
         after_move(self.match, self.meta, self.state, now, config.decision_ms, config.continue_ms)
-
-    def _connections_changed(self, now: int) -> None:
-        for seat, since in enumerate(self.away_since_ms):
-            if seat in self._subs:
-                self.away_since_ms[seat] = None
-            elif since is None:
-                self.away_since_ms[seat] = now
-        humans = any(self.kind(s) != "bot" for s in self._subs)
-        if humans:
-            self.alone_since_ms = None
-        elif self.alone_since_ms is None:
-            self.alone_since_ms = now
-        self.changed.set()
-
-    def _push(self, views: dict[int, game_pb2.TableView]) -> None:
-        for seat, sub in list(self._subs.items()):
-            view = views.get(seat)
-            if view is not None and not sub.push(view):
-                del self._subs[seat]
-                sub.end(ServiceError("unavailable", "the stream fell behind; subscribe again"))
-                self._connections_changed(now_ms())
-                self.seats_dirty = True
-                event(log, "subscriber_dropped", logging.WARNING, table=self.table_id, seat=seat)
-        public = views.get(SPECTATOR)
-        if public is not None:
-            for sub in list(self._watchers):
-                if not sub.push(public):
-                    self._watchers.discard(sub)
-                    sub.end(ServiceError("unavailable", "the stream fell behind; watch again"))
-                    self.seats_dirty = True
-                    event(log, "watcher_dropped", logging.WARNING, table=self.table_id)
-        if not self._wake_due:  # after the views just pushed are written (the loop's order)
-            self._wake_due = True
-            asyncio.get_running_loop().call_soon(self._wake_driver)
 
     def _wake_driver(self) -> None:
         """Wake the driver, unless it is waiting and its next step comes no sooner now: it
@@ -478,7 +393,8 @@ class Table:
     async def _append(self, move: Move, reply: Reply | None) -> None:
         config = self.config
         sent = time.monotonic()
-        result = await self._store_call(
+        result = await store_call(
+            self,
             lambda: config.store.append(
                 self.table_id,
                 config.owner,
@@ -487,7 +403,7 @@ class Table:
                 self.state,
                 reply,
                 lease_ms=config.lease_ms,
-            )
+            ),
         )
         if result != "ok":
             self._lost(result)
@@ -497,10 +413,11 @@ class Table:
     async def _save(self) -> None:
         config = self.config
         sent = time.monotonic()
-        if not await self._store_call(
+        if not await store_call(
+            self,
             lambda: config.store.save_state(
                 self.table_id, config.owner, self.state, config.lease_ms
-            )
+            ),
         ):
             self._lost("lost")
         if config.lease_ms:
@@ -511,43 +428,3 @@ class Table:
         error = ServiceError("unavailable", "the table changed replicas; try again")
         self.close(error)
         raise error
-
-    async def _store_call(self, call: Callable[[], Awaitable[T]]) -> T:
-        """Await a store call, tried again while the store is unreachable for up to
-        ``store_hold_ms`` (the table's moves are held back meanwhile); if it still fails,
-        close the table (it may be ahead of the store: it is rebuilt from it later)."""
-        hold_until = time.monotonic() + self.config.store_hold_ms / 1000
-        pause = 0.05
-        while True:
-            try:
-                return await call()
-            except Exception as exc:
-                outage = is_outage(exc)
-                # A write on the primary alone (NotReplicated) is not sent again, nor one
-                # to a full Redis: the table closes and is rebuilt from what the store has
-                # (retried by its id, a move is kept once). A retried append that finds its
-                # own earlier attempt stored answers "conflict" and closes the same way.
-                again = not isinstance(exc, NotReplicated | OutOfMemoryError)
-                if outage and again and time.monotonic() < hold_until:
-                    if pause == 0.05:
-                        event(log, "store_unavailable", logging.WARNING, table=self.table_id)
-                    await asyncio.sleep(pause)
-                    pause = min(pause * 2, 0.5)
-                    continue
-                if isinstance(exc, OutOfMemoryError):
-                    event(log, "store_full", logging.ERROR, table=self.table_id)
-                elif outage:
-                    event(
-                        log,
-                        "store_unavailable_closing",
-                        logging.WARNING,
-                        table=self.table_id,
-                        error_type=type(exc).__name__,
-                    )
-                else:
-                    log.error(
-                        "store_error", extra={"fields": {"table": self.table_id}}, exc_info=True
-                    )
-                error = ServiceError("unavailable", "the table store did not answer; try again")
-                self.close(error)
-                raise error from None

@@ -15,6 +15,9 @@ never adopted again nor its record logged twice.
 The live tables are listed in a lease index: each owner ``note_leases`` its tables'
 expiries every renewal round; sweepers ``claim_expired`` the entries past their
 expiry, and check each lease before adopting.
+
+A store that cannot serve for now raises ``StoreUnavailable`` (services/common/errors.py:
+its ``again`` says whether the call may be sent again); any other error is a bug.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ table's ``{t:ID}`` keys (another slot): an owner notes its tables' expiries once
 renewal round (``note``, one call per shard for all its tables), and a sweeper checks
 the lease itself before it adopts a table the index names. The index may lag the
 leases by a round; it can only make a sweep look at a table a little early or late,
-never let two replicas hold one table (the lease decides that).
+never let two replicas hold one table (the lease decides that). Its scripts are in
+``lua.py``.
 """
 
 from __future__ import annotations
@@ -24,42 +25,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from services.common.redis_client import RedisClient
+from services.table.store import lua
 
 __all__ = ["FINISHED", "RedisLeaseIndex", "shard_of"]
 
 FINISHED = "finished"
 """The lease of a finished table: no owner string (``"id address"``) can equal it."""
-
-_NOW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-"""
-# ARGV: mode ('XX': only tables still listed; 'NX': new ones), lease ms, then id, age pairs.
-# A table's expiry is now + lease - age: age is how long ago its lease was last renewed.
-_NOTE = (
-    _NOW
-    + """
-local lease = tonumber(ARGV[2])
-local args = {}
-for i = 3, #ARGV, 2 do
-  args[#args + 1] = now + lease - tonumber(ARGV[i + 1])
-  args[#args + 1] = ARGV[i]
-end
-if #args > 0 then redis.call('ZADD', KEYS[1], ARGV[1], unpack(args)) end
-return #args / 2
-"""
-)
-_COUNT = _NOW + "return redis.call('ZCOUNT', KEYS[1], '-inf', now)\n"
-# Up to ARGV[1] expired entries, each moved ARGV[2] ms ahead: the other sweepers pass over
-# them meanwhile, and they come round again if this one does not adopt them.
-_CLAIM = (
-    _NOW
-    + """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), id) end
-return ids
-"""
-)
 
 
 def shard_of(table_id: str, shards: int) -> int:
@@ -77,9 +48,9 @@ class RedisLeaseIndex:
         self._chunk = chunk
         self.keys = [f"{prefix}:{{leases:{n}}}" for n in range(shards)]
         self._legacy = f"{prefix}:tables:live"
-        self._note = client.register_script(_NOTE)
-        self._count = client.register_script(_COUNT)
-        self._claim = client.register_script(_CLAIM)
+        self._note = client.register_script(lua.NOTE_LEASES)
+        self._count = client.register_script(lua.COUNT_EXPIRED)
+        self._claim = client.register_script(lua.CLAIM_EXPIRED)
 
     def key(self, table_id: str) -> str:
         return self.keys[shard_of(table_id, self._shards)]

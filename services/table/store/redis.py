@@ -10,8 +10,8 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
                                    "finished" once the match is over and recorded
     rackem:{leases:N}      zset    lease index shard N: id -> when its lease expires
 
-Every script and transaction touches one table's keys only, so on a Redis Cluster each
-is one slot's; batches of them go out one pipeline per node (``ScriptBatch``,
+Every script (``lua.py``) and transaction touches one table's keys only, so on a Redis
+Cluster each is one slot's; batches of them go out one pipeline per node (``ScriptBatch``,
 ``send_per_node``). With a ``Durability`` of one replica or more, a create or an append
 is acknowledged only once that many replicas have it (``WAIT``), so a failover never
 loses a move a player saw accepted.
@@ -21,6 +21,10 @@ reading every table: each owner notes its tables' expiries in it every renewal r
 so an entry whose score has passed is a lease that may have expired. It lives in other
 slots than the tables, so it is never written in one script with a table's keys; a
 sweeper checks the lease itself before it adopts anything the index names.
+
+Redis unreachable, failing over, loading or full, or a write fewer replicas confirmed
+than asked, is raised as ``StoreUnavailable`` (``redis_client.raise_store_error``);
+any other error as it is.
 """
 
 from __future__ import annotations
@@ -32,9 +36,9 @@ from typing import Any
 
 import orjson
 
-from services.common.redis_client import Durability, RedisClient
+from services.common.redis_client import Durability, RedisClient, raise_store_error
 from services.common.script_batch import ScriptBatch
-from services.table.store import AppendResult
+from services.table.store import AppendResult, lua
 from services.table.store.lease_index import FINISHED, RedisLeaseIndex
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
@@ -43,54 +47,6 @@ __all__ = ["RedisStore", "keys"]
 CHUNK = 500
 """Commands per pipeline in ``renew_many`` and ``orphans``: no one pipeline holds Redis long."""
 _PARTS = ("meta", "log", "state", "replies", "lease")
-
-_CREATE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 0 end
-redis.call('SET', KEYS[3], ARGV[2])
-redis.call('SET', KEYS[5], ARGV[3], 'PX', ARGV[4])
-return 1
-"""
-_APPEND = """
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
-if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[3])
-redis.call('SET', KEYS[3], ARGV[4])
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6]) end
-if ARGV[7] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[7]) end
-return 1
-"""
-_SAVE = """
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[3], ARGV[2])
-if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[3]) end
-return 1
-"""
-_ACQUIRE = """
-local holder = redis.call('GET', KEYS[5])
-if holder and holder ~= ARGV[1] then return holder end
-redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
-return ''
-"""
-_RENEW = """
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[5], ARGV[2])
-return 1
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[5])
-return 1
-"""
-# One atomic step: the final state, and the lease turned into a tombstone no owner string
-# can equal (an owner has a space), so no replica can take the table again, log its
-# record a second time or write to it; every key then expires with the table.
-_FINISH = """
-if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[3], ARGV[2])
-redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[3])
-for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
-return 1
-"""
 
 
 def _reply_fields(reply: Reply | None) -> list[str | int]:
@@ -119,31 +75,37 @@ class RedisStore:
         # Every move is an append and many clock events a save: each is batched with
         # the other tables' (services/common/script_batch.py), one pipeline per node per
         # batch. Creates and appends wait for the replicas ``durability`` asks for.
-        self._create = ScriptBatch(client, client.register_script(_CREATE), chunk, durability)
-        self._append = ScriptBatch(client, client.register_script(_APPEND), chunk, durability)
-        self._save = ScriptBatch(client, client.register_script(_SAVE), chunk)
+        self._create = ScriptBatch(client, client.register_script(lua.CREATE), chunk, durability)
+        self._append = ScriptBatch(client, client.register_script(lua.APPEND), chunk, durability)
+        self._save = ScriptBatch(client, client.register_script(lua.SAVE), chunk)
         # Taking a table waits for the replicas too: a write followed by WAIT confirms
         # every earlier write of the primary, so what the new owner then serves (a move
         # an earlier owner stored but had no replica confirm yet) cannot be lost after.
-        self._acquire = ScriptBatch(client, client.register_script(_ACQUIRE), chunk, durability)
-        self._renew = ScriptBatch(client, client.register_script(_RENEW), chunk)
-        self._release = client.register_script(_RELEASE)
-        self._finish = client.register_script(_FINISH)
+        self._acquire = ScriptBatch(client, client.register_script(lua.ACQUIRE), chunk, durability)
+        self._renew = ScriptBatch(client, client.register_script(lua.RENEW), chunk)
+        self._release = client.register_script(lua.RELEASE)
+        self._finish = client.register_script(lua.FINISH)
 
     async def create(self, meta: TableMeta, state: TableState, owner: str, lease_ms: int) -> bool:
         args: list[str | int] = [meta.to_json(), state.to_json(), owner, lease_ms]
-        created = await self._create(keys(meta.table_id), args)
-        if created:
-            await self.index.add(meta.table_id, lease_ms)
+        try:
+            created = await self._create(keys(meta.table_id), args)
+            if created:
+                await self.index.add(meta.table_id, lease_ms)
+        except Exception as exc:
+            raise_store_error(exc)
         return bool(created)
 
     async def load(self, table_id: str) -> StoredTable | None:
         meta_key, log_key, state_key, _, _ = keys(table_id)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.get(meta_key)
-            pipe.lrange(log_key, 0, -1)
-            pipe.get(state_key)
-            meta, log, state = await pipe.execute()
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.get(meta_key)
+                pipe.lrange(log_key, 0, -1)
+                pipe.get(state_key)
+                meta, log, state = await pipe.execute()
+        except Exception as exc:
+            raise_store_error(exc)
         if meta is None or state is None:
             return None
         return StoredTable(
@@ -168,59 +130,101 @@ class RedisStore:
             *_reply_fields(reply),
             lease_ms,
         ]
-        result = int(await self._append(keys(table_id), args))
+        try:
+            result = int(await self._append(keys(table_id), args))
+        except Exception as exc:
+            raise_store_error(exc)
         return "ok" if result == 1 else "conflict" if result == 0 else "lost"
 
     async def save_state(
         self, table_id: str, owner: str, state: TableState, lease_ms: int = 0
     ) -> bool:
-        return bool(await self._save(keys(table_id), [owner, state.to_json(), lease_ms]))
+        try:
+            return bool(await self._save(keys(table_id), [owner, state.to_json(), lease_ms]))
+        except Exception as exc:
+            raise_store_error(exc)
 
     async def reply(self, table_id: str, seat: int, move_id: str) -> int | None:
-        version = await self._redis.hget(keys(table_id)[3], f"{seat}:{move_id}")
+        try:
+            version = await self._redis.hget(keys(table_id)[3], f"{seat}:{move_id}")
+        except Exception as exc:
+            raise_store_error(exc)
         return None if version is None else int(version)
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
-        holder = await self._acquire(keys(table_id), [owner, lease_ms])
+        try:
+            holder = await self._acquire(keys(table_id), [owner, lease_ms])
+        except Exception as exc:
+            raise_store_error(exc)
         return str(holder) or None
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
-        return bool(await self._renew(keys(table_id), [owner, lease_ms]))
+        try:
+            return bool(await self._renew(keys(table_id), [owner, lease_ms]))
+        except Exception as exc:
+            raise_store_error(exc)
 
     async def renew_many(self, table_ids: Sequence[str], owner: str, lease_ms: int) -> list[bool]:
-        """The ``_RENEW`` script per table (its own keys, its own slot), batched: one
+        """The ``RENEW`` script per table (its own keys, its own slot), batched: one
         pipeline per node per ``chunk`` tables."""
-        renewed = await asyncio.gather(
-            *(self._renew(keys(table_id), [owner, lease_ms]) for table_id in table_ids)
-        )
+        try:
+            renewed = await asyncio.gather(
+                *(self._renew(keys(table_id), [owner, lease_ms]) for table_id in table_ids)
+            )
+        except Exception as exc:
+            raise_store_error(exc)
         return [bool(done) for done in renewed]
 
     async def release(self, table_id: str, owner: str) -> None:
-        if await self._release(keys=keys(table_id), args=[owner]):
-            await self.index.note([(table_id, 0)], 0)  # free now: sweep it at once
+        try:
+            if await self._release(keys=keys(table_id), args=[owner]):
+                await self.index.note([(table_id, 0)], 0)  # free now: sweep it at once
+        except Exception as exc:
+            raise_store_error(exc)
 
     async def holder(self, table_id: str) -> str | None:
-        value = await self._redis.get(keys(table_id)[4])
+        try:
+            value = await self._redis.get(keys(table_id)[4])
+        except Exception as exc:
+            raise_store_error(exc)
         return None if value is None else str(value)
 
     async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
         args: list[str | int] = [owner, state.to_json(), ttl_ms, FINISHED]
-        done = await self._finish(keys=keys(table_id), args=args)
+        try:
+            done = await self._finish(keys=keys(table_id), args=args)
+        except Exception as exc:
+            raise_store_error(exc)
         if done:
             await self.forget(table_id)
         return bool(done)
 
     async def live_tables(self) -> list[str]:
-        return await self.index.members()
+        try:
+            return await self.index.members()
+        except Exception as exc:
+            raise_store_error(exc)
 
     async def note_leases(self, ages: Sequence[tuple[str, int]], lease_ms: int) -> None:
-        await self.index.note(ages, lease_ms)
+        try:
+            await self.index.note(ages, lease_ms)
+        except Exception as exc:
+            raise_store_error(exc)
 
     async def expired_count(self) -> int:
-        return await self.index.expired_count()
+        try:
+            return await self.index.expired_count()
+        except Exception as exc:
+            raise_store_error(exc)
 
     async def claim_expired(self, limit: int, claim_ms: int) -> list[str]:
-        return await self.index.claim(limit, claim_ms)
+        try:
+            return await self.index.claim(limit, claim_ms)
+        except Exception as exc:
+            raise_store_error(exc)
 
     async def forget(self, table_id: str) -> None:
-        await self.index.remove(table_id)
+        try:
+            await self.index.remove(table_id)
+        except Exception as exc:
+            raise_store_error(exc)

@@ -10,7 +10,7 @@ from services.common.errors import ServiceError
 from services.common.names import name_problem
 from services.gateway.protocol import ProtocolError, check_name
 from services.matchmaker.names import clean_name
-from services.table.tables import _checked_name
+from services.table.creation import _checked_name
 
 
 def _table(raw: str) -> str:

@@ -48,11 +48,11 @@ async def test_a_renewal_round_renews_only_the_idle_tables(
     busy_at = tables[0].lease_renewed
     for table in tables[1:]:
         table.lease_renewed -= QUIET  # idle for a whole renewal period
-    await server.service.tables._renew()
+    await server.service.tables.leases.renew()
     assert store.rounds == [ids[1:]]  # the busy table's moves renewed its lease already
     assert all(t.lease_renewed > busy_at for t in tables[1:])
     store.rounds.clear()
-    await server.service.tables._renew()
+    await server.service.tables.leases.renew()
     assert store.rounds == []  # nothing idle long enough: no call at all
 
 
@@ -82,13 +82,13 @@ async def test_a_drained_replicas_tables_spread_over_the_others(
         ids = [(await create_table(stub, humans=1, bots=1)).table_id for _ in range(30)]
     await a.stop(0)  # drains: every lease released, listed expired at once
     assert await store.expired_count() == 30
-    await b.service.tables._sweep()
+    await b.service.tables.adoption.sweep()
     assert len(b.service.tables.live) == 15
     await b.service.tables._heartbeat()
-    await c.service.tables._sweep()
+    await c.service.tables.adoption.sweep()
     assert len(c.service.tables.live) == 15
     assert set(b.service.tables.live) | set(c.service.tables.live) == set(ids)
-    await b.service.tables._sweep()  # nothing expired: nothing more to take
+    await b.service.tables.adoption.sweep()  # nothing expired: nothing more to take
     assert len(b.service.tables.live) == 15 and await store.expired_count() == 0
 
 
@@ -173,7 +173,7 @@ async def test_a_lease_its_dead_owner_still_holds_is_swept_again_at_the_next_swe
     other = await start_table_server(store=store, sweep_ms=QUIET, decision_ms=QUIET)
     assert await store.acquire(table_id, dead, 60_000) is None  # a dead owner's lease
     store.notes.clear()
-    await other.service.tables._sweep()
+    await other.service.tables.adoption.sweep()
     assert table_id not in other.service.tables.live
     settings = other.service.tables.settings
     assert [(table_id, settings.lease_ms - settings.sweep_ms)] in store.notes

@@ -1,0 +1,81 @@
+"""This replica's leases on its tables: the owner string that fences them, and their renewal.
+
+A live table's lease holds its owner's string, ``"replica-id address"`` (``owner_string``).
+Every write a replica makes to a live table is fenced by it in the store, so a replica
+that lost a table can never write to it again; a replica that finds a table held learns
+from it where the table is served (``parse_owner``).
+
+Renewing costs work proportional to this replica's own tables, never to the fleet's:
+every append and save renews its own table's lease; every third of the lease,
+``Leases.renew`` renews the rest (the idle tables) in one batched store call and notes
+every table's expiry in the lease index, one call per index shard
+(services/table/store/lease_index.py). A table whose lease it fails to renew was lost
+(another replica may hold it now): it closes here, its streams ending ``unavailable``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from services.common.errors import ServiceError
+from services.common.logs import event
+from services.table.store import TableStore
+
+if TYPE_CHECKING:
+    from services.table.table import Table
+
+__all__ = ["Leases", "owner_string", "parse_owner"]
+
+log = logging.getLogger("rackem.table")
+
+
+def owner_string(replica_id: str, addr: str) -> str:
+    return f"{replica_id} {addr}"
+
+
+def parse_owner(owner: str) -> tuple[str, str]:
+    replica_id, _, addr = owner.partition(" ")
+    return replica_id, addr
+
+
+class Leases:
+    def __init__(
+        self, store: TableStore, owner: str, lease_ms: int, live: Mapping[str, Table]
+    ) -> None:
+        """The leases ``owner`` holds on the tables it serves, ``live`` (``Tables.live``)."""
+        self.store = store
+        self.owner = owner
+        self.lease_ms = lease_ms
+        self._live = live
+
+    async def renew(self) -> None:
+        """The idle tables' leases in one store call (an append or a save renewed the
+        others), then every table's expiry noted in the lease index; a table whose lease
+        is lost closes."""
+        lease_ms = self.lease_ms
+        period = lease_ms // 3 / 1000
+        now = time.monotonic()
+        idle = [(t_id, t) for t_id, t in self._live.items() if now - t.lease_renewed >= period]
+        if idle:
+            held = await self.store.renew_many([t_id for t_id, _ in idle], self.owner, lease_ms)
+            for (table_id, table), renewed in zip(idle, held, strict=True):
+                if renewed:
+                    table.lease_renewed = max(table.lease_renewed, now)
+                elif self._live.get(table_id) is table:  # else it retired meanwhile
+                    event(log, "lease_lost", logging.WARNING, table=table_id)
+                    async with table.lock:
+                        table.close(
+                            ServiceError("unavailable", "the table changed replicas; try again")
+                        )
+        await self.note(list(self._live.values()))
+
+    async def note(self, tables: Sequence[Table]) -> None:
+        """Note in the lease index when each of ``tables``' leases expires."""
+        if not tables:
+            return
+        now = time.monotonic()
+        ages = [(t.table_id, max(0, int((now - t.lease_renewed) * 1000))) for t in tables]
+        await self.store.note_leases(ages, self.lease_ms)

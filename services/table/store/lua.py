@@ -1,0 +1,113 @@
+"""The Lua scripts that make each table store change atomic in Redis.
+
+A table's scripts run on its own keys only (``redis.keys``, in script order: meta, log,
+state, replies, lease), so on a Redis Cluster each is one slot's. Every write to a live
+table checks first that the lease holds the caller's owner string (ARGV[1]): a replica
+that lost the table writes nothing. ``APPEND`` and ``SAVE`` given a lease time other
+than 0 renew the lease in the same step.
+
+The lease index's scripts (``lease_index.py``) each run on one index shard, a sorted set
+scored by when each table's lease expires, in Redis's own clock (``TIME``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ACQUIRE",
+    "APPEND",
+    "CLAIM_EXPIRED",
+    "COUNT_EXPIRED",
+    "CREATE",
+    "FINISH",
+    "NOTE_LEASES",
+    "RELEASE",
+    "RENEW",
+    "SAVE",
+]
+
+# ARGV: meta, state, owner, lease ms. 1: created; 0: the id is taken.
+CREATE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') == false then return 0 end
+redis.call('SET', KEYS[3], ARGV[2])
+redis.call('SET', KEYS[5], ARGV[3], 'PX', ARGV[4])
+return 1
+"""
+# ARGV: owner, index, move, state, reply field and version ('' for none), lease ms.
+# 1: appended; 0: the log is not ``index`` long; -1: the lease is not the owner's.
+APPEND = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
+if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[5], ARGV[6]) end
+if ARGV[7] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[7]) end
+return 1
+"""
+# ARGV: owner, state, lease ms.
+SAVE = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[3], ARGV[2])
+if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[3]) end
+return 1
+"""
+# ARGV: owner, lease ms. '': taken (or extended); else the holder.
+ACQUIRE = """
+local holder = redis.call('GET', KEYS[5])
+if holder and holder ~= ARGV[1] then return holder end
+redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
+return ''
+"""
+# ARGV: owner, lease ms.
+RENEW = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[5], ARGV[2])
+return 1
+"""
+# ARGV: owner.
+RELEASE = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[5])
+return 1
+"""
+# One atomic step: the final state, and the lease turned into a tombstone no owner string
+# can equal (an owner has a space), so no replica can take the table again, log its
+# record a second time or write to it; every key then expires with the table.
+# ARGV: owner, state, ttl ms, the tombstone.
+FINISH = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[3], ARGV[2])
+redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[3])
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+return 1
+"""
+
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+# ARGV: mode ('XX': only tables still listed; 'NX': new ones), lease ms, then id, age pairs.
+# A table's expiry is now + lease - age: age is how long ago its lease was last renewed.
+NOTE_LEASES = (
+    _NOW
+    + """
+local lease = tonumber(ARGV[2])
+local args = {}
+for i = 3, #ARGV, 2 do
+  args[#args + 1] = now + lease - tonumber(ARGV[i + 1])
+  args[#args + 1] = ARGV[i]
+end
+if #args > 0 then redis.call('ZADD', KEYS[1], ARGV[1], unpack(args)) end
+return #args / 2
+"""
+)
+COUNT_EXPIRED = _NOW + "return redis.call('ZCOUNT', KEYS[1], '-inf', now)\n"
+# Up to ARGV[1] expired entries, each moved ARGV[2] ms ahead: the other sweepers pass over
+# them meanwhile, and they come round again if this one does not adopt them.
+CLAIM_EXPIRED = (
+    _NOW
+    + """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), id) end
+return ids
+"""
+)
