@@ -5,7 +5,7 @@ loop. Over loopback gRPC a call costs both ends their gRPC machinery, and gRPC's
 server accepts one call at a time through its completion-queue thread: with the loop
 busy (thousands of players) a burst of joins queued there for seconds and ran out of
 its deadline. ``LocalMatchmaker`` answers the gateway's calls
-(``services.gateway.matchmaker.Matchmaker``) with the matchmaker's own operations
+(``services.gateway.matchmaker_client.MatchmakerClient``) with the matchmaker's own operations
 (``MatchmakerService``), directly.
 
 What a caller sees is what it sees over gRPC: the reply message (its own copy), or

@@ -2,7 +2,7 @@
 
 The gateway's link to the replica (``DirectLink``) and the matchmaker's CreateTable call
 the table's operations (services/table/service.py) directly: a move is an awaited call,
-and views are handed on as the table pushes them (``Following``, as the replica's side of
+and views are handed on as the table pushes them (``FeedRelay``, as the replica's side of
 a gRPC link does). What the wire would do still happens here: requests and views are
 copied, so neither side ever shares a message with the other; a refusal is the
 ``ServiceError`` the link would carry, and anything unexpected is logged and refused
@@ -28,9 +28,9 @@ from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common import eager
 from services.common.errors import ServiceError
 from services.common.unexpected import refusal_for
-from services.gateway.link import Subscription
+from services.gateway.link import LinkFeed
 from services.matchmaker.placement import CreateTable
-from services.table.following import Following, Opener
+from services.table.feed_relay import FeedRelay, Opener
 from services.table.service import TableService
 
 __all__ = ["DirectLink", "LocalTables"]
@@ -75,12 +75,12 @@ class DirectLink:
 
     def __init__(self, service: TableService) -> None:
         self._service = service
-        self._followings: set[Following] = set()
+        self._relays: set[FeedRelay] = set()
 
     @property
     def busy(self) -> bool:
-        """True while a subscription is open on the link."""
-        return bool(self._followings)
+        """True while a feed is open on the link."""
+        return bool(self._relays)
 
     async def submit(self, request: table_pb2.SubmitMoveRequest, timeout: float) -> int:
         return await _called("Link", self._service.submit(copied(request)), timeout)
@@ -95,61 +95,59 @@ class DirectLink:
         self,
         request: table_pb2.SeatRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription:
-        return self._follow(partial(self._service.follow, copied(request)), on_view)
+    ) -> LinkFeed:
+        return self._open(partial(self._service.subscribe, copied(request)), on_view)
 
     def watch(
         self,
         request: table_pb2.SummaryRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription:
-        return self._follow(partial(self._service.spectate, copied(request)), on_view)
+    ) -> LinkFeed:
+        return self._open(partial(self._service.watch, copied(request)), on_view)
 
-    def _follow(
+    def _open(
         self, opener: Opener, on_view: Callable[[game_pb2.TableView], None] | None
-    ) -> Subscription:
+    ) -> LinkFeed:
         views = _Views()
-        subscription = Subscription(views.close, on_view)
-        views.following = following = Following(
+        feed = LinkFeed(views.close, on_view)
+        views.relay = relay = FeedRelay(
             opener,
-            lambda view: subscription.put(copied(view)),
-            lambda error: self._ended(following, subscription, error),
+            lambda view: feed.put(copied(view)),
+            lambda error: self._ended(relay, feed, error),
         )
         views.link = self
-        self._followings.add(following)
-        return subscription
+        self._relays.add(relay)
+        return feed
 
-    def _ended(
-        self, following: Following, subscription: Subscription, error: ServiceError | None
-    ) -> None:
-        self._followings.discard(following)
-        subscription.end(error)
+    def _ended(self, relay: FeedRelay, feed: LinkFeed, error: ServiceError | None) -> None:
+        self._relays.discard(relay)
+        feed.end(error)
 
-    def _closed(self, following: Following) -> None:
-        self._followings.discard(following)
-        following.stop()
+    def _closed(self, relay: FeedRelay) -> None:
+        self._relays.discard(relay)
+        relay.stop()
 
     async def close(self) -> None:
-        """End every subscription on the link (the gateway is closing)."""
-        followings, self._followings = self._followings, set()
-        for following in followings:
-            following.stop()
+        """End every feed on the link (the gateway is closing)."""
+        relays, self._relays = self._relays, set()
+        for relay in relays:
+            relay.stop()
 
 
 class _Views:
-    """What a subscription's ``close`` stops: its ``Following``, on its link."""
+    """What a feed's ``close`` stops: its ``FeedRelay``, on its link."""
 
-    __slots__ = ("following", "link")
+    __slots__ = ("link", "relay")
 
     def __init__(self) -> None:
-        self.following: Following | None = None
+        self.relay: FeedRelay | None = None
         self.link: DirectLink | None = None
 
     def close(self) -> None:
-        following, link = self.following, self.link
-        self.following = self.link = None
-        if following is not None and link is not None:
-            link._closed(following)
+        relay, link = self.relay, self.link
+        self.relay = self.link = None
+        if relay is not None and link is not None:
+            link._closed(relay)
 
 
 class LocalTables:

@@ -25,7 +25,7 @@ from services.gateway.follow import Follower
 from services.gateway.hosts import HostCheck
 from services.gateway.limits import client_key
 from services.gateway.link import LocalLinks
-from services.gateway.matchmaker import Matchmaker
+from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.origins import origin_allowed
 from services.gateway.replay_page import replay_routes
 from services.gateway.session import Session
@@ -142,7 +142,7 @@ async def match_record(request: Request) -> Response:
 def create_app(
     settings: GatewaySettings,
     local_links: LocalLinks | None = None,
-    matchmaker: Matchmaker | None = None,
+    matchmaker: MatchmakerClient | None = None,
 ) -> Starlette:
     """A gateway app, every route but ``/ws``; its gRPC channels open and close with its
     lifespan. ``/ws`` is answered ahead of it, by ``SocketFirst`` in server.py (a handshake

@@ -19,8 +19,8 @@ from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
-from services.gateway.link import Counts, LocalLinks, Subscription, TableLink, dial
-from services.gateway.matchmaker import Matchmaker
+from services.gateway.link import Counts, LinkFeed, LocalLinks, TableLink, dial
+from services.gateway.matchmaker_client import MatchmakerClient
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
@@ -60,7 +60,7 @@ class Backends:
         table_addr: str,
         timeout: float,
         local_links: LocalLinks | None = None,
-        matchmaker: Matchmaker | None = None,
+        matchmaker: MatchmakerClient | None = None,
         max_channels: int = MAX_CHANNELS,
         link_pace_s: float = 0.0,
         link_counts: Counts | None = None,
@@ -77,7 +77,7 @@ class Backends:
         if matchmaker is None:
             self._mm_channel = open_channel(matchmaker_addr, CHANNEL_OPTIONS)
             matchmaker = MatchmakerStub(self._mm_channel)
-        self.matchmaker: Matchmaker = matchmaker
+        self.matchmaker: MatchmakerClient = matchmaker
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, TableAsyncStub] = {}
         self._links: dict[str, TableLink] = {}
@@ -135,7 +135,7 @@ class Backends:
             await link.close()
         await channel.close(grace=self.timeout)
 
-    async def call_matchmaker(self, call: Callable[[Matchmaker], Awaitable[T]]) -> T:
+    async def call_matchmaker(self, call: Callable[[MatchmakerClient], Awaitable[T]]) -> T:
         try:
             return await call(self.matchmaker)
         except grpc.aio.AioRpcError as exc:
@@ -190,7 +190,7 @@ class Backends:
         addr: str,
         request: table_pb2.SeatRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription:
+    ) -> LinkFeed:
         """The seat's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
         return self.link(addr).subscribe(request, on_view)
 
@@ -199,7 +199,7 @@ class Backends:
         addr: str,
         request: table_pb2.SummaryRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription:
+    ) -> LinkFeed:
         """A spectator's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
         return self.link(addr).watch(request, on_view)
 

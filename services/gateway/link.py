@@ -27,7 +27,7 @@ from services.common.pacing import Pacer
 if TYPE_CHECKING:
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub
 
-__all__ = ["Counts", "Link", "LocalLinks", "Stream", "Subscription", "TableLink", "dial"]
+__all__ = ["Counts", "Link", "LinkFeed", "LocalLinks", "Stream", "TableLink", "dial"]
 
 
 class Stream(Protocol):
@@ -69,12 +69,12 @@ class TableLink(Protocol):
         self,
         request: table_pb2.SeatRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription: ...
+    ) -> LinkFeed: ...
     def watch(
         self,
         request: table_pb2.SummaryRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription: ...
+    ) -> LinkFeed: ...
     async def close(self) -> None: ...
 
 
@@ -92,7 +92,7 @@ def _expire(answer: asyncio.Future[table_pb2.LinkEvent]) -> None:
         answer.set_exception(ServiceError("unavailable", "the table did not answer in time"))
 
 
-class Subscription:
+class LinkFeed:
     """One seat's views over a link: iterate it, or give ``on_view`` and await ``finished``;
     ``close`` it when done.
 
@@ -141,7 +141,7 @@ class Subscription:
         self._error = error
         self._wake.set()
 
-    def __aiter__(self) -> Subscription:
+    def __aiter__(self) -> LinkFeed:
         return self
 
     async def __anext__(self) -> game_pb2.TableView:
@@ -168,7 +168,7 @@ class Link:
         self._counts = counts or _NotCounted()
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future[table_pb2.LinkEvent]] = {}
-        self._subs: dict[int, Subscription] = {}
+        self._feeds: dict[int, LinkFeed] = {}
         self._outbox: list[table_pb2.LinkCall] = []
         self._wake = asyncio.Event()
         self.broken: ServiceError | None = None
@@ -178,7 +178,7 @@ class Link:
     @property
     def busy(self) -> bool:
         """True while a subscription or a call is open on the link."""
-        return self.broken is None and bool(self._subs or self._waiting)
+        return self.broken is None and bool(self._feeds or self._waiting)
 
     def _new_id(self) -> int:
         self._next_id += 1
@@ -234,7 +234,7 @@ class Link:
         self,
         request: table_pb2.SeatRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription:
+    ) -> LinkFeed:
         """The seat's views, from its current one on (``close`` it when done)."""
         return self._stream(on_view, lambda id: table_pb2.LinkCall(id=id, subscribe=request))
 
@@ -242,7 +242,7 @@ class Link:
         self,
         request: table_pb2.SummaryRequest,
         on_view: Callable[[game_pb2.TableView], None] | None = None,
-    ) -> Subscription:
+    ) -> LinkFeed:
         """A spectator's views of the table, as ``subscribe``'s (``close`` it when done)."""
         return self._stream(on_view, lambda id: table_pb2.LinkCall(id=id, watch=request))
 
@@ -250,19 +250,19 @@ class Link:
         self,
         on_view: Callable[[game_pb2.TableView], None] | None,
         call: Callable[[int], table_pb2.LinkCall],
-    ) -> Subscription:
+    ) -> LinkFeed:
         """A subscription for the stream that ``call(id)`` opens (ended at once if the link is)."""
         call_id = self._new_id()
-        sub = Subscription(partial(self.unsubscribe, call_id), on_view)
+        sub = LinkFeed(partial(self.unsubscribe, call_id), on_view)
         if self.broken is not None:
             sub.end(self.broken)
             return sub
-        self._subs[call_id] = sub
+        self._feeds[call_id] = sub
         self._send(call(call_id))
         return sub
 
     def unsubscribe(self, call_id: int) -> None:
-        if self._subs.pop(call_id, None) is not None and self.broken is None:
+        if self._feeds.pop(call_id, None) is not None and self.broken is None:
             self._send(table_pb2.LinkCall(id=call_id, unsubscribe=table_pb2.Ack()))
 
     async def _write(self) -> None:
@@ -323,14 +323,14 @@ class Link:
     def _hand_on(self, events: Sequence[table_pb2.LinkEvent]) -> None:
         """Views to their subscriptions; a subscription's end ends it."""
         for event in events:
-            sub = self._subs.get(event.id)
+            sub = self._feeds.get(event.id)
             if sub is None:
                 continue
             kind = event.WhichOneof("event")
             if kind == "view":
                 sub.put(event.view)
             else:
-                del self._subs[event.id]
+                del self._feeds[event.id]
                 sub.end(_failure(event.failed) if kind == "failed" else None)
 
     def _break(self, error: ServiceError) -> None:
@@ -344,7 +344,7 @@ class Link:
             if not answer.done():
                 answer.set_exception(error)
         self._waiting.clear()
-        subs, self._subs = self._subs, {}
+        subs, self._feeds = self._feeds, {}
         for sub in subs.values():
             sub.end(error)
         for task in (self._writer, self._reader):

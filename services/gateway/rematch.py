@@ -21,7 +21,7 @@ import grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services.common.errors import ServiceError
 from services.gateway.follow import Push
-from services.gateway.matchmaker import Matchmaker
+from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.protocol import ProtocolError
 from services.gateway.session_api import SessionApi
 from services.gateway.session_state import AfterMatch
@@ -44,7 +44,9 @@ def offer_message(lobby: mm.Lobby) -> dict[str, Any]:
     }
 
 
-async def forward_offers(matchmaker: Matchmaker, token: str, for_s: float, push: Push) -> None:
+async def forward_offers(
+    matchmaker: MatchmakerClient, token: str, for_s: float, push: Push
+) -> None:
     """``rematch_offer`` on the offer and every change, for at most ``for_s`` or until it
     starts or closes. Quietly over when the matchmaker is unreachable: the player can still
     ask."""

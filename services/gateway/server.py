@@ -21,7 +21,7 @@ from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, state_of, websocket
 from services.gateway.http_protocol import bounded_http
 from services.gateway.link import LocalLinks
-from services.gateway.matchmaker import Matchmaker
+from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
 from services.gateway.socket_first import SocketFirst
@@ -77,7 +77,7 @@ def _listen(host: str, port: int, backlog: int, sndbuf: int = 0) -> socket.socke
 async def create_server(
     settings: GatewaySettings,
     local_links: LocalLinks | None = None,
-    matchmaker: Matchmaker | None = None,
+    matchmaker: MatchmakerClient | None = None,
 ) -> Running[GatewayServer]:
     """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it
     listens, with /metrics on ``metrics_host:metrics_port`` (``Running.metrics_port``).

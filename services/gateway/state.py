@@ -18,7 +18,7 @@ from services.gateway.backends import Backends
 from services.gateway.gc_pauses import GcPauses
 from services.gateway.limits import GameLimiter
 from services.gateway.link import LocalLinks
-from services.gateway.matchmaker import Matchmaker
+from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.metrics import Metrics
 from services.gateway.settings import GatewaySettings
 
@@ -40,7 +40,7 @@ class GatewayState:
         self,
         settings: GatewaySettings,
         local_links: LocalLinks | None = None,
-        matchmaker: Matchmaker | None = None,
+        matchmaker: MatchmakerClient | None = None,
     ) -> None:
         self.settings = settings
         self._local_links = local_links

@@ -24,7 +24,7 @@ from services.common.errors import ServiceError
 from services.common.lean_sync import Event
 from services.common.logs import event
 from services.table.clocks import now_ms
-from services.table.subscribers import Subscriber
+from services.table.feeds import Feed
 
 __all__ = ["Audience"]
 
@@ -42,10 +42,10 @@ class Audience:
         self.alone_since_ms: int | None = now
         # per seat: since when it has had no stream (the reconnect grace counts from it)
         self.away_since_ms: list[int | None] = [now] * seats
-        self._subs: dict[int, Subscriber] = {}
+        self._subs: dict[int, Feed] = {}
         # Spectators' streams: never a seat's, so never "connected" for clocks, covers,
         # grace or abandonment; every watcher gets the same public view.
-        self._watchers: set[Subscriber] = set()
+        self._watchers: set[Feed] = set()
         self._wake_due = False  # a wake-up check is scheduled after this turn's writes
 
     # -- what the table provides -------------------------------------------------------
@@ -69,7 +69,7 @@ class Audience:
     def watchers(self) -> int:
         return len(self._watchers)
 
-    def _follow(self, seat: int, sub: Subscriber, now: int) -> None:
+    def _follow(self, seat: int, sub: Feed, now: int) -> None:
         """``sub`` is ``seat``'s stream from now on; the seat's older one ends."""
         older = self._subs.get(seat)
         if older is not None:
@@ -77,7 +77,7 @@ class Audience:
         self._subs[seat] = sub
         self._connections_changed(now)
 
-    def _watch(self, sub: Subscriber, cap: int) -> None:
+    def _watch(self, sub: Feed, cap: int) -> None:
         """``sub`` watches; refused ``spectators_full`` with ``cap`` watchers already."""
         if len(self._watchers) >= cap:
             raise ServiceError("spectators_full", "this table has as many spectators as it takes")
@@ -90,7 +90,7 @@ class Audience:
             sub.end()
         self._connections_changed(now)
 
-    def unsubscribe(self, sub: Subscriber) -> None:
+    def unsubscribe(self, sub: Feed) -> None:
         """A stream ended; the driver broadcasts the seat's new ``connected`` soon after."""
         if sub.seat == SPECTATOR:
             if sub in self._watchers:

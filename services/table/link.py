@@ -4,7 +4,7 @@ The replica's side of ``Table.Link``. Each call starts as it arrives and, if it 
 wait (for its table's lock or its store), goes on in a task of its own, so a table
 waiting on its store never holds up another (``eager.start``: a move on a table whose
 store answers at once is answered without a task of its own). A subscription's views
-go into the link as its table pushes them (``Following``: no task in between).
+go into the link as its table pushes them (``FeedRelay``: no task in between).
 Answers and views wait in one outbox that a single writer drains, as many to a message
 as have queued up. A gateway that stops reading lets the outbox grow; past ``limit``
 events the link fails, and the gateway opens a new one and subscribes its seats again
@@ -28,8 +28,8 @@ from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.pacing import Pacer
 from services.common.unexpected import refusal_for
-from services.table.following import Following, Opener
-from services.table.subscribers import Subscriber
+from services.table.feed_relay import FeedRelay, Opener
+from services.table.feeds import Feed
 
 __all__ = ["LinkServer", "Operations", "Writer"]
 
@@ -45,7 +45,7 @@ class Writer(Protocol):
 
 
 class _Table(Protocol):
-    def unsubscribe(self, sub: Subscriber) -> None: ...
+    def unsubscribe(self, sub: Feed) -> None: ...
 
 
 class Operations(Protocol):
@@ -54,12 +54,12 @@ class Operations(Protocol):
     async def submit(self, request: table_pb2.SubmitMoveRequest) -> int: ...
     async def continue_round(self, request: table_pb2.SeatRequest) -> None: ...
     async def leave(self, request: table_pb2.SeatRequest) -> None: ...
-    async def follow(
+    async def subscribe(
         self, request: table_pb2.SeatRequest, notify: Callable[[], None]
-    ) -> tuple[_Table, Subscriber]: ...
-    async def spectate(
+    ) -> tuple[_Table, Feed]: ...
+    async def watch(
         self, request: table_pb2.SummaryRequest, notify: Callable[[], None]
-    ) -> tuple[_Table, Subscriber]: ...
+    ) -> tuple[_Table, Feed]: ...
 
 
 class LinkServer:
@@ -69,7 +69,7 @@ class LinkServer:
         self._pacer = Pacer(pace_s)  # services/common/pacing.py
         self._outbox: list[table_pb2.LinkEvent] = []
         self._wake = asyncio.Event()
-        self._subs: dict[int, Following] = {}
+        self._feeds: dict[int, FeedRelay] = {}
         self._calls: set[asyncio.Future[None]] = set()
         self._overflowed = asyncio.Event()
         self._reading = True
@@ -95,9 +95,9 @@ class LinkServer:
 
     def _stop_following(self, reader: asyncio.Task[None]) -> None:
         reader.cancel()
-        for following in self._subs.values():
+        for following in self._feeds.values():
             following.stop()
-        self._subs.clear()
+        self._feeds.clear()
 
     async def _write(self, context: Writer) -> None:
         while not self._overflowed.is_set():
@@ -140,16 +140,16 @@ class LinkServer:
             self._pacer.saw(call.submit.table_id)
             self._start(call_id, self._submit(call_id, call.submit))
         elif kind in ("subscribe", "watch"):
-            older = self._subs.pop(call_id, None)
+            older = self._feeds.pop(call_id, None)
             if older is not None:
                 older.stop()
             ops = self._ops
             opener: Opener = (
-                partial(ops.follow, call.subscribe)
+                partial(ops.subscribe, call.subscribe)
                 if kind == "subscribe"
-                else partial(ops.spectate, call.watch)
+                else partial(ops.watch, call.watch)
             )
-            self._subs[call_id] = Following(
+            self._feeds[call_id] = FeedRelay(
                 opener, partial(self._view, call_id), partial(self._ended, call_id)
             )
         elif kind == "continue_round":
@@ -159,7 +159,7 @@ class LinkServer:
             self._pacer.saw(call.leave.table_id)
             self._start(call_id, self._done(call_id, self._ops.leave(call.leave)))
         elif kind == "unsubscribe":
-            wanted = self._subs.pop(call_id, None)
+            wanted = self._feeds.pop(call_id, None)
             if wanted is not None:
                 wanted.stop()
         else:
@@ -192,7 +192,7 @@ class LinkServer:
         self._emit(table_pb2.LinkEvent(id=call_id, view=view))
 
     def _ended(self, call_id: int, error: ServiceError | None) -> None:
-        self._subs.pop(call_id, None)
+        self._feeds.pop(call_id, None)
         if error is not None:
             self._fail(call_id, error)
         else:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError
 from services.table.creation import create
-from services.table.subscribers import Subscriber
+from services.table.feeds import Feed
 from services.table.table import Table
 from services.table.tables import Tables
 
@@ -52,18 +52,18 @@ class TableService:
         table = await self._tables.get(request.table_id)
         await table.leave(table.seat_for(request.token, left_ok=True))
 
-    async def follow(
+    async def subscribe(
         self, request: table_pb2.SeatRequest, notify: Callable[[], None]
-    ) -> tuple[Table, Subscriber]:
+    ) -> tuple[Table, Feed]:
         """The seat's subscription, its first view queued (the newest of a seat wins);
-        ``notify`` is called as views queue up (``Subscriber``). ``table.unsubscribe`` it."""
+        ``notify`` is called as views queue up (``Feed``). ``table.unsubscribe`` it."""
         table = await self._tables.get(request.table_id)
         return table, await table.subscribe(table.seat_for(request.token), notify)
 
-    async def spectate(
+    async def watch(
         self, request: table_pb2.SummaryRequest, notify: Callable[[], None]
-    ) -> tuple[Table, Subscriber]:
-        """A spectator's subscription (public information only), as ``follow``'s; refused
+    ) -> tuple[Table, Feed]:
+        """A spectator's subscription (public information only), as ``subscribe``'s; refused
         ``no_spectators`` or ``spectators_full``."""
         table = await self._tables.get(request.table_id)
         return table, await table.watch(notify)

@@ -28,12 +28,12 @@ from services.convert import move_from_pb
 from services.table.audience import Audience
 from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
+from services.table.feeds import Feed
 from services.table.outages import store_call
 from services.table.progress import abandon, after_move, cover, deal, seat_kind
 from services.table.replies import Replies
 from services.table.store import TableStore
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
-from services.table.subscribers import Subscriber
 from services.table.tokens import seat_for
 from services.table.views import Seats, seat_facts, summary, table_views
 
@@ -200,12 +200,12 @@ class Table(Audience):
             self._push(views)
             return version
 
-    async def subscribe(self, seat: int, notify: Callable[[], None] | None = None) -> Subscriber:
+    async def subscribe(self, seat: int, notify: Callable[[], None] | None = None) -> Feed:
         """A new stream for ``seat`` (ending the seat's older one), its first view queued;
-        ``notify``: see ``Subscriber``."""
+        ``notify``: see ``Feed``."""
         async with self.lock:
             self._check_open()
-            sub = Subscriber(seat, self.config.stream_queue, notify)
+            sub = Feed(seat, self.config.stream_queue, notify)
             if not self.live or self.over:
                 sub.push(self._views(now_ms(), extra=seat)[seat])
                 sub.end()
@@ -215,7 +215,7 @@ class Table(Audience):
             self._push(self._views(now))
             return sub
 
-    async def watch(self, notify: Callable[[], None] | None = None) -> Subscriber:
+    async def watch(self, notify: Callable[[], None] | None = None) -> Feed:
         """A spectator's stream (public information only), its first view queued; refused
         ``no_spectators`` unless the table is open to them, ``spectators_full`` at its cap.
         A watcher is never a seat: it is not ``connected`` and changes no clock."""
@@ -223,7 +223,7 @@ class Table(Audience):
             self._check_open()
             if not self.meta.spectators:
                 raise ServiceError("no_spectators", "this table is not open to spectators")
-            sub = Subscriber(SPECTATOR, self.config.stream_queue, notify)
+            sub = Feed(SPECTATOR, self.config.stream_queue, notify)
             now = now_ms()
             if not self.live or self.over:
                 sub.push(self._views(now, extra=SPECTATOR)[SPECTATOR])

@@ -13,20 +13,20 @@ import pytest
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.common.running import Running
-from services.gateway.link import Link, Subscription
+from services.gateway.link import Link, LinkFeed
 from services.table.views import message_of, view_of
 from table.table_players import SeatPlayer, create_table, error_code, play_to_the_end
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
 
 
-async def _next(views: Subscription) -> game_pb2.TableView | None:
+async def _next(views: LinkFeed) -> game_pb2.TableView | None:
     """The subscription's next view, or None once it ended."""
     async with asyncio.timeout(10):
         return await anext(views, None)
 
 
-async def _read(views: Subscription) -> game_pb2.TableView:
+async def _read(views: LinkFeed) -> game_pb2.TableView:
     view = await _next(views)
     assert view is not None, "the subscription ended"
     return view

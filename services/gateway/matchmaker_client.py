@@ -14,7 +14,7 @@ from typing import Protocol
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 
-__all__ = ["LobbyStream", "Matchmaker"]
+__all__ = ["LobbyStream", "MatchmakerClient"]
 
 
 class LobbyStream(Protocol):
@@ -24,7 +24,7 @@ class LobbyStream(Protocol):
     def cancel(self) -> bool: ...
 
 
-class Matchmaker(Protocol):
+class MatchmakerClient(Protocol):
     def QuickMatch(
         self, request: mm.QuickMatchRequest, timeout: float | None = None
     ) -> Awaitable[mm.Seated]: ...

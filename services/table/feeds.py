@@ -1,10 +1,16 @@
-"""One seat's stream of views: a bounded queue, so a slow reader never stalls its table.
+"""A feed: one reader's stream of a table's views, a seat's (opened by ``subscribe``) or a
+spectator's (``watch``); a bounded queue, so a slow reader never stalls its table.
 
-A table pushes without waiting; a subscriber whose queue is full is dropped (its
-stream ends with ``unavailable`` and the gateway subscribes again). A newer
-subscription of the same seat ends the older one cleanly.
+The vocabulary, on both sides of a link: a **feed** is this stream; the table keeps a
+``Feed`` per reader, a replica relays each to its link (``FeedRelay``), and the gateway
+holds it as a ``LinkFeed`` (services/gateway/link.py). A seat's feed is opened with
+``subscribe``, a spectator's with ``watch``.
 
-A reader that never waits (``Following``, for a gateway's link: it only hands views
+A table pushes without waiting; a feed whose queue is full is dropped (it ends with
+``unavailable`` and the gateway subscribes again). A newer feed of the same seat ends
+the older one cleanly.
+
+A reader that never waits (``FeedRelay``, for a gateway's link: it only hands views
 on) gives ``notify``: it is called at once on every push and at the end, and ``take``
 hands it what is queued, so no task sits between the table and the link. A reader
 without ``notify`` awaits ``next`` instead, woken by an event.
@@ -18,10 +24,10 @@ from services._gen.rackem.v1 import game_pb2
 from services.common.errors import ServiceError
 from services.common.lean_sync import Event
 
-__all__ = ["Subscriber"]
+__all__ = ["Feed"]
 
 
-class Subscriber:
+class Feed:
     def __init__(self, seat: int, limit: int, notify: Callable[[], None] | None = None) -> None:
         self.seat = seat
         self._limit = limit
