@@ -4,7 +4,7 @@
 // The replay viewer is in the shell too (/replay/ and its files), so a downloaded match
 // log can be replayed offline; every /replay/{table_id} is that one page.
 
-const CACHE = "rackem-shell-v6";
+const CACHE = "rackem-shell-v7";
 const SHELL = [
   "/",
   "/index.html",
@@ -36,6 +36,8 @@ const SHELL = [
   "/js/replay-model.js",
   "/js/net.js",
   "/js/play.js",
+  "/js/protocol.js",
+  "/js/reduce.js",
   "/js/rematch.js",
   "/js/render.js",
   "/js/rng.js",

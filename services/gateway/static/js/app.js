@@ -1,35 +1,38 @@
 // @ts-check
-// The rackem web client's wiring: the modules below hooked to the connection, the
-// page's buttons and keys, then the first screen and the connection opened.
-// Protocol: docs/protocol.md. Everything the player sees comes from the server's
-// `lobby` and `view` messages; the page never decides a move is legal by itself.
+// The rackem web client's wiring: the store's one subscriber (`render`), the modules
+// below hooked to the connection, the page's buttons and keys, then the connection
+// opened. Protocol: docs/protocol.md. Everything the player sees comes from the
+// server's `lobby` and `view` messages, through the reducer (js/reduce.js) into the
+// state, which `render` draws; the page never decides a move is legal by itself.
 // What each module holds: docs/web.md, "Files".
 
-import { conn, handleEvents } from "./conn.js";
-import { $, button, input } from "./dom.js";
+import { conn, connect, handleEvents, send } from "./conn.js";
+import { $, input } from "./dom.js";
 import { checkMatch } from "./finish.js";
 import { connectionEvents } from "./handlers.js";
 import { openHelp, initHelp } from "./help.js";
 import { initHome } from "./home.js";
-import { initInvite } from "./invite.js";
+import { followInvite, initInvite } from "./invite.js";
 import { bindKeys } from "./keys.js";
 import { applyMute, toggleMute } from "./mute.js";
 import { armRepair, cancelModes, tableActions } from "./play.js";
-import { initTable, tick } from "./render.js";
-import { SCREENS, show, toast } from "./screens.js";
+import { initTable, render, tick } from "./render.js";
+import { SCREENS, toast } from "./screens.js";
 import { canContinue, continueRound, goHome, leaveMatch, takeSeatBack } from "./seat.js";
 import { createTable, joinTable, playAgain, quickMatch, resumeLast, watchTable } from "./start.js";
-import { state } from "./state.js";
+import { dispatch, getState, subscribe } from "./state.js";
 import { forgetSeat, loadPrefs, loadSeat, saveSeat } from "./store.js";
 import { initWatch } from "./watch.js";
 
+subscribe(render);
+subscribe(followInvite); // the invitation's own socket, while it shows
 handleEvents(connectionEvents);
 initTable(tableActions);
 setInterval(tick, 250);
 
 $("btn-back").addEventListener("click", takeSeatBack);
 $("btn-continue").addEventListener("click", () => continueRound());
-$("btn-start").addEventListener("click", () => conn.send({ type: "start" }));
+$("btn-start").addEventListener("click", () => send({ type: "start" }));
 $("btn-lobby-leave").addEventListener("click", goHome);
 $("btn-copy").addEventListener("click", async () => {
   const link = input("lobby-link").value;
@@ -45,23 +48,24 @@ $("btn-leave").addEventListener("click", leaveMatch);
 $("btn-home").addEventListener("click", goHome);
 $("btn-again").addEventListener("click", playAgain);
 $("btn-verify").addEventListener("click", async () => {
-  const tv = state.tv;
+  const tv = getState().tv;
   if (!tv) return;
-  button("btn-verify").disabled = true;
+  dispatch({ type: "verify", verified: { table_id: tv.table_id, state: "checking", text: "Checking…" } });
   try {
-    state.verified = await checkMatch(tv, (loadSeat() || {}).commitment || null);
+    dispatch({ type: "verify", verified: await checkMatch(tv, loadSeat()?.commitment || null) });
+  } catch (exc) {
+    dispatch({ type: "verify", verified: { table_id: tv.table_id, state: "bad", text: `✗ Could not check the match: ${exc}.` } });
   } finally {
-    button("btn-verify").disabled = false;
     $("verify-result").scrollIntoView({ block: "nearest" }); // the answer in view, on a phone too
   }
 });
-$("hint-close").addEventListener("click", () => ($("hint").hidden = true));
+$("hint-close").addEventListener("click", () => dispatch({ type: "hint", text: null }));
 
 initHelp();
 $("btn-sound").addEventListener("click", toggleMute);
 
 bindKeys({
-  atTable: () => state.screen === "table" && Boolean(state.tv),
+  atTable: () => getState().screen === "table" && Boolean(getState().tv),
   help: openHelp,
   toggleMute,
   draw: (source) => tableActions.draw(source),
@@ -77,7 +81,7 @@ bindKeys({
 
 initInvite({
   error: (text) => toast(text),
-  home: () => show("home"),
+  home: () => dispatch({ type: "show", screen: "home" }),
   join: joinTable,
 });
 
@@ -103,10 +107,18 @@ $("btn-forget").addEventListener("click", () => {
 
 applyMute(loadPrefs().muted);
 for (const s of SCREENS) $(`screen-${s}`).hidden = s !== "loading";
-conn.connect();
+connect();
 if ("serviceWorker" in navigator && window.isSecureContext) {
   navigator.serviceWorker.register("/sw.js").catch(() => {});
 }
 
-// A handle for tests and curious players: read-only state.
-Object.defineProperty(window, "rackem", { value: Object.freeze({ state, conn }), writable: false });
+// A handle for tests and curious players: the state now (read-only), and the connection.
+Object.defineProperty(window, "rackem", {
+  value: Object.freeze({
+    get state() {
+      return getState();
+    },
+    conn,
+  }),
+  writable: false,
+});

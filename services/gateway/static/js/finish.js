@@ -6,14 +6,20 @@
 import { chip, el } from "./cards.js";
 import { scoredLength, longestRun } from "./rules.js";
 import { replayUrl } from "./replay-link.js";
-import { seatName } from "./table.js";
 import { verifyLog } from "./verify.js";
 import { $, button, link } from "./dom.js";
+import { seatName } from "./selectors.js";
 
+/** @typedef {import("./protocol.js").TableView} TableView */
+/** @typedef {import("./protocol.js").Round} Round */
+/** @typedef {import("./reduce.js").Verification} Verification */
+
+/** Where the gateway serves a finished match's log. @param {string} tableId */
 export function matchLogUrl(tableId) {
   return `/match/${encodeURIComponent(tableId)}.json`;
 }
 
+/** Every rack revealed, with this round's points and the totals. @param {TableView} tv @param {Round | undefined} round */
 function revealRows(tv, round) {
   const v = tv.view;
   const size = 10 * v.rules.players + 20;
@@ -45,9 +51,11 @@ function revealRows(tv, round) {
   });
 }
 
+/** With partners, each team's seats and total. @param {TableView} tv */
 function teamsLine(tv) {
   const v = tv.view;
   if (!v.rules.partners) return null;
+  /** @param {number} side */
   const team = (side) => {
     const seats = v.scores.map((_, s) => s).filter((s) => s % 2 === side);
     const total = seats.reduce((sum, s) => sum + v.scores[s], 0);
@@ -56,7 +64,13 @@ function teamsLine(tv) {
   return el("p", { class: "note" }, `${team(0)} · ${team(1)}`);
 }
 
-export function renderRoundOver(tv, now) {
+/**
+ * The round-over screen: who went out, every rack revealed, the points, Continue.
+ * @param {TableView} tv
+ * @param {number} now unix ms
+ * @param {boolean} continueSent Continue pressed, no view since
+ */
+export function renderRoundOver(tv, now, continueSent) {
   const v = tv.view;
   const round = v.rounds[v.rounds.length - 1];
   const title =
@@ -68,10 +82,11 @@ export function renderRoundOver(tv, now) {
   $("round-title").textContent = title;
   $("round-reveal").replaceChildren(...revealRows(tv, round), teamsLine(tv) || "");
   const done = tv.continued && tv.continued[v.seat];
-  button("btn-continue").disabled = Boolean(done);
+  button("btn-continue").disabled = Boolean(done) || continueSent;
   tickRoundOver(tv, now);
 }
 
+/** Who the round-over screen waits for, and when the next round starts anyway. @param {TableView} tv @param {number} now unix ms */
 export function tickRoundOver(tv, now) {
   const v = tv.view;
   const waiting = (tv.seats || [])
@@ -84,6 +99,7 @@ export function tickRoundOver(tv, now) {
   $("round-wait").textContent = parts.join(" ");
 }
 
+/** The match-over screen: the winner, the points of every round, the fair-deal check's links. @param {TableView} tv */
 export function renderMatchOver(tv) {
   const v = tv.view;
   const rules = v.rules;
@@ -94,7 +110,7 @@ export function renderMatchOver(tv) {
     const mySide = v.seat % 2;
     title = v.winner === mySide ? "Your team wins the match!" : `Team ${v.winner === 0 ? "A" : "B"} wins the match`;
   } else {
-    title = v.winner === v.seat ? "You win the match!" : `${seatName(tv, v.winner)} wins the match`;
+    title = v.winner === v.seat ? "You win the match!" : `${seatName(tv, v.winner ?? -1)} wins the match`;
   }
   $("match-title").textContent = title;
   const round = v.rounds[v.rounds.length - 1];
@@ -120,32 +136,35 @@ export function renderMatchOver(tv) {
   download.href = matchLogUrl(tv.table_id);
   download.setAttribute("download", `rackem-${tv.code || tv.table_id}.json`);
   link("btn-replay").href = replayUrl(tv);
+}
+
+/** The in-page check's answer for this match (null: not asked yet). @param {Verification | null} verified */
+export function renderVerification(verified) {
   const result = $("verify-result");
-  if (!result.dataset.table || result.dataset.table !== tv.table_id) {
-    result.textContent = "";
-    result.className = "verify-result";
-    result.dataset.table = tv.table_id;
-  }
+  result.className = verified && verified.state !== "checking" ? `verify-result ${verified.state}` : "verify-result";
+  result.textContent = verified ? verified.text : "";
+  button("btn-verify").disabled = Boolean(verified && verified.state === "checking");
 }
 
 /**
  * Fetch the finished match's log and check it: the seed against the commitment the
  * page saw when the match started, every deal re-derived, every move replayed, the
  * scores recomputed and compared with what this page was shown.
+ * @param {TableView} tv
+ * @param {string | null} seenCommitment
+ * @returns {Promise<Verification>}
  */
 export async function checkMatch(tv, seenCommitment) {
-  const out = $("verify-result");
-  out.className = "verify-result";
-  out.textContent = "Checking…";
+  const id = tv.table_id;
+  /** @param {string} text @returns {Verification} */
+  const bad = (text) => ({ table_id: id, state: "bad", text });
   let log;
   try {
-    const response = await fetch(matchLogUrl(tv.table_id), { cache: "no-store" });
+    const response = await fetch(matchLogUrl(id), { cache: "no-store" });
     if (!response.ok) throw new Error(`the server answered ${response.status}`);
     log = await response.json();
   } catch (exc) {
-    out.classList.add("bad");
-    out.textContent = `Could not fetch the match log: ${exc.message}.`;
-    return { ok: false };
+    return bad(`Could not fetch the match log: ${errorMessage(exc)}.`);
   }
   const v = tv.view;
   const problems = [];
@@ -157,25 +176,25 @@ export async function checkMatch(tv, seenCommitment) {
   try {
     report = await verifyLog(log);
   } catch (exc) {
-    out.classList.add("bad");
-    out.textContent = `✗ Not a valid match log: ${exc.message}.`;
-    return { ok: false };
+    return bad(`✗ Not a valid match log: ${errorMessage(exc)}.`);
   }
   if (!report.valid) {
-    const at = report.error.move_index;
-    problems.push(at === null ? report.error.reason : `move ${at + 1} is wrong (${report.error.reason})`);
+    const at = report.error ? report.error.move_index : null;
+    const reason = report.error ? report.error.reason : "";
+    problems.push(at === null ? reason : `move ${at + 1} is wrong (${reason})`);
   } else if (JSON.stringify(report.scores) !== JSON.stringify(v.scores)) {
-    problems.push(`the replayed scores ${report.scores.join("/")} differ from the table's ${v.scores.join("/")}`);
+    problems.push(`the replayed scores ${(report.scores || []).join("/")} differ from the table's ${v.scores.join("/")}`);
   }
-  if (problems.length) {
-    out.classList.add("bad");
-    out.textContent = `✗ Not verified: ${problems[0]}.`;
-    return { ok: false, problems, report };
-  }
-  out.classList.add("ok");
-  const rounds = report.rounds.length;
-  out.textContent =
-    `✓ Verified: the seed matches the commitment, ${rounds > 1 ? `all ${rounds} deals follow` : "the deal follows"} from it, ` +
-    `all ${log.moves.length} moves are legal and the scores (${report.scores.join(" / ")}) add up.`;
-  return { ok: true, report };
+  if (problems.length) return bad(`✗ Not verified: ${problems[0]}.`);
+  const rounds = (report.rounds || []).length;
+  return {
+    table_id: id,
+    state: "ok",
+    text:
+      `✓ Verified: the seed matches the commitment, ${rounds > 1 ? `all ${rounds} deals follow` : "the deal follows"} from it, ` +
+      `all ${log.moves.length} moves are legal and the scores (${(report.scores || []).join(" / ")}) add up.`,
+  };
 }
+
+/** @param {unknown} exc */
+const errorMessage = (exc) => (exc instanceof Error ? exc.message : String(exc));

@@ -4,15 +4,16 @@
 
 import { $, dialog, input } from "./dom.js";
 import { SCREEN_FOCUS } from "./screens.js";
-import { state } from "./state.js";
+import { getState } from "./state.js";
 import { loadPrefs, updatePrefs } from "./store.js";
 
+/** What had focus when How to play opened. @type {HTMLElement | null} */
 let helpOpener = null;
 
 export function openHelp() {
   const help = dialog("help");
   input("pref-hints").checked = loadPrefs().hints;
-  helpOpener = document.activeElement;
+  helpOpener = /** @type {HTMLElement | null} */ (document.activeElement);
   if (!help.open) help.showModal();
 }
 
@@ -21,7 +22,9 @@ export function initHelp() {
   // Closing How to play gives focus back to what had it, or to the screen's heading.
   $("help").addEventListener("close", () => {
     const back =
-      helpOpener && helpOpener !== document.body && helpOpener.checkVisibility?.() ? helpOpener : $(SCREEN_FOCUS[state.screen] || "main");
+      helpOpener && helpOpener !== document.body && helpOpener.checkVisibility?.()
+        ? helpOpener
+        : $(SCREEN_FOCUS[getState().screen] || "main");
     helpOpener = null;
     if (back) back.focus({ preventScroll: true });
   });

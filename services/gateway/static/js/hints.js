@@ -7,6 +7,9 @@ import { loadPrefs, updatePrefs } from "./store.js";
 
 const touch = () => globalThis.matchMedia && matchMedia("(pointer: coarse)").matches;
 
+/** @typedef {import("./protocol.js").Rules} Rules */
+
+/** Each hint's text, for the table's rules. @type {Record<string, (rules: Rules) => string>} */
 export const HINTS = {
   marks: (r) =>
     `The marks 5 to 50 are slot positions, not card values: any card can go in any slot. ` +
@@ -23,12 +26,18 @@ export const HINTS = {
   run: (r) => `To go out you also need a run of ${r.run_to_go_out} consecutive numbers side by side, like 18, 19, 20.`,
 };
 
+/** Hints show in a player's first game, unless turned off. */
 export function hintsActive() {
   const prefs = loadPrefs();
   return prefs.hints && prefs.gamesFinished === 0;
 }
 
-/** The text of hint `key` if it should show now (and remember it was shown), else null. */
+/**
+ * The text of hint `key` if it should show now (and remember it was shown), else null.
+ * @param {string} key
+ * @param {Rules} rules
+ * @returns {string | null}
+ */
 export function take(key, rules) {
   if (!hintsActive()) return null;
   const prefs = loadPrefs();

@@ -6,9 +6,28 @@ import { DEFAULTS, RackError, makeRules } from "./rules.js";
 import { loadPrefs, updatePrefs } from "./store.js";
 import { $, dialog, input } from "./dom.js";
 
+/**
+ * Rules options as the protocol's `rules` object: those not at their default (docs/rules.md).
+ * @typedef {Record<string, any>} Options
+ */
+
+/**
+ * What the home forms ask for.
+ * @typedef {object} HomeHandlers
+ * @property {(text: string) => void} error
+ * @property {(name: string, players: number) => void} quickMatch
+ * @property {(name: string, rules: Options, level: string, startNow: boolean) => void} create
+ * @property {(name: string, code: string) => void} join
+ */
+
+/** @typedef {HTMLFormElement & { elements: any }} RulesForm the New game form, its fields by name */
+
 const BOOLS = ["bonus", "partners", "descending", "repair_token", "visible_center", "reshuffle_on_recycle"];
 const NUMS = ["target", "max_recycles", "turn_cap"];
+/** @type {Record<string, any>} */
+const DEFAULT_OPTIONS = DEFAULTS;
 
+/** A room code as typed: upper case, letters and digits only. @param {string | null | undefined} text */
 export function normalCode(text) {
   return String(text || "")
     .trim()
@@ -16,10 +35,10 @@ export function normalCode(text) {
     .replace(/[^A-Z0-9]/g, "");
 }
 
-/** Fill the forms from saved preferences and the share link's ?code=. */
+/** Fill the forms from saved preferences and the share link's ?code=. @param {HomeHandlers} handlers */
 export function initHome(handlers) {
   const prefs = loadPrefs();
-  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
+  const form = /** @type {RulesForm} */ (document.getElementById("form-new"));
   input("name").value = prefs.name;
   setRadio(form, "players", prefs.players);
   setRadio(form, "level", prefs.level);
@@ -44,7 +63,8 @@ export function initHome(handlers) {
     if (checkName()) $(normalCode(input("join-code").value).length === 6 ? "btn-join" : "btn-new-game").focus();
   });
 
-  const submit = (kind) => (event) => {
+  /** @param {"new" | "create" | "quick" | "join"} kind */
+  const submit = (kind) => (/** @type {Event} */ event) => {
     event.preventDefault();
     const name = checkName();
     if (!name) return;
@@ -71,7 +91,7 @@ export function initHome(handlers) {
         return;
       }
       const data = new FormData(form);
-      const level = data.get("level");
+      const level = String(data.get("level"));
       updatePrefs({ name, players: rules.players, level, rules: withoutPlayers(rules) });
       handlers.create(name, rules, level, kind === "new");
     }
@@ -93,26 +113,33 @@ export function initHome(handlers) {
   }
 }
 
+/** @param {HTMLElement} form @param {string} name @param {unknown} value */
 function setRadio(form, name, value) {
-  for (const input of form.querySelectorAll(`input[name="${name}"]`)) input.checked = input.value === String(value);
+  for (const input of form.querySelectorAll(`input[name="${name}"]`)) {
+    const radio = /** @type {HTMLInputElement} */ (input);
+    radio.checked = radio.value === String(value);
+  }
 }
 
+/** @param {Options} rules */
 function withoutPlayers(rules) {
   const { players, ...rest } = rules;
   return rest;
 }
 
+/** Partners only with 4 players. */
 function syncPartners() {
-  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
+  const form = /** @type {RulesForm} */ (document.getElementById("form-new"));
   const four = new FormData(form).get("players") === "4";
   form.elements.partners.disabled = !four;
   if (!four) form.elements.partners.checked = false;
 }
 
+/** The rules options into the form. @param {Options} rules */
 function writeRules(rules) {
-  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
+  const form = /** @type {RulesForm} */ (document.getElementById("form-new"));
   for (const key of BOOLS) form.elements[key].checked = Boolean(rules[key]);
-  for (const key of NUMS) form.elements[key].value = rules[key] ?? DEFAULTS[key];
+  for (const key of NUMS) form.elements[key].value = rules[key] ?? DEFAULT_OPTIONS[key];
   form.elements.run_to_go_out.value = rules.run_to_go_out === undefined || rules.run_to_go_out === null ? "" : String(rules.run_to_go_out);
   form.elements.tiebreak.value = rules.tiebreak || DEFAULTS.tiebreak;
   syncPartners();
@@ -120,13 +147,14 @@ function writeRules(rules) {
 
 /** The options that differ from the standard rules, as the protocol's `rules` object. */
 function readRulesLoose() {
-  const form = /** @type {HTMLFormElement & {elements: any}} */ (document.getElementById("form-new"));
+  const form = /** @type {RulesForm} */ (document.getElementById("form-new"));
   const data = new FormData(form);
+  /** @type {Options} */
   const rules = { players: Number(data.get("players")) };
   for (const key of BOOLS) if (form.elements[key].checked && !form.elements[key].disabled) rules[key] = true;
   for (const key of NUMS) {
     const value = Number(form.elements[key].value);
-    if (form.elements[key].value !== "" && value !== DEFAULTS[key]) rules[key] = value;
+    if (form.elements[key].value !== "" && value !== DEFAULT_OPTIONS[key]) rules[key] = value;
   }
   const run = form.elements.run_to_go_out.value;
   if (run !== "") rules.run_to_go_out = Number(run);
@@ -141,6 +169,7 @@ export function readRules() {
   return rules;
 }
 
+/** The options in a few words, beside the form's title. @param {Options} rules */
 function summary(rules) {
   const parts = [];
   if (rules.target) parts.push(`to ${rules.target}`);

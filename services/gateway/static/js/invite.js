@@ -24,6 +24,12 @@ export function inviteCode() {
   return code.length === 6 ? code : "";
 }
 
+/** @typedef {import("./protocol.js").Lobby} Lobby */
+
+/**
+ * The invitation's form and its *Other ways to play*.
+ * @param {{ join: (name: string, code: string) => void, error: (text: string) => void, home: () => void }} handlers
+ */
 export function initInvite({ join, error, home }) {
   const code = inviteCode();
   if (!code) return;
@@ -50,10 +56,26 @@ export function initInvite({ join, error, home }) {
   });
 }
 
+/** The invitation's own connection, watching the table's waiting room, while it shows. @type {Connection | null} */
 let peek = null;
 
-/** The invitation is shown (true) or not (false): watch its table's waiting room, or stop. */
-export function inviteShown(shown) {
+/** The invitation showed at the last state (app.js subscribes `followInvite` to the store). */
+let showing = false;
+
+/**
+ * The page's state changed: when the invitation opens, watch its table's waiting room;
+ * when it goes, stop.
+ * @param {import("./reduce.js").AppState} state
+ */
+export function followInvite(state) {
+  const shown = state.screen === "invite";
+  if (shown === showing) return;
+  showing = shown;
+  inviteShown(shown);
+}
+
+/** The invitation is shown (true) or not (false): watch its table's waiting room, or stop. @param {boolean} shown */
+function inviteShown(shown) {
   if (!shown) {
     stopPeek();
     return;
@@ -81,6 +103,7 @@ function stopPeek() {
 }
 
 /** The table's waiting room, as its spectators see it (names only: no card is dealt yet). */
+/** @param {Lobby} lobby */
 function showWaiting(lobby) {
   if (lobby.status !== "waiting") {
     stopPeek();

@@ -2,6 +2,24 @@
 // The keyboard scheme: S stock, D discard, 1–0 slots 5–50, T throw, R then a digit
 // repair, H history, Enter continue, M mute, ? help, Escape cancel.
 
+/**
+ * What the keys do.
+ * @typedef {object} KeyActions
+ * @property {() => boolean} atTable the table shows (the table's keys work)
+ * @property {() => void} help
+ * @property {() => void} toggleMute
+ * @property {(source: "stock" | "discard") => void} draw
+ * @property {(slot: number) => void} slot
+ * @property {() => void} throwCard
+ * @property {(slot: number) => void} repair
+ * @property {() => boolean} armRepair R: true when the next digit repairs
+ * @property {() => void} cancel
+ * @property {() => void} toggleHistory
+ * @property {() => boolean} canContinue
+ * @property {() => void} continueRound
+ */
+
+/** Listen to the page's keys. @param {KeyActions} actions */
 export function bindKeys(actions) {
   let repairArmed = false;
   document.addEventListener("keydown", (event) => {

@@ -5,10 +5,15 @@
 import { el } from "./cards.js";
 import { $, input } from "./dom.js";
 
+/** @typedef {import("./protocol.js").Lobby} Lobby */
+/** @typedef {import("./protocol.js").Rules} Rules */
+
+/** The link that invites a friend to the table. @param {string} code */
 export function shareLink(code) {
   return `${location.origin}/?code=${encodeURIComponent(code)}`;
 }
 
+/** The rules in a line (those a player notices). @param {Rules | null | undefined} rules */
 export function rulesText(rules) {
   if (!rules) return "";
   const parts = [`${rules.players} players`, `play to ${rules.target}`];
@@ -21,11 +26,12 @@ export function rulesText(rules) {
     ["visible_center", "visible centre"],
     ["reshuffle_on_recycle", "reshuffle"],
   ]) {
-    if (rules[key]) parts.push(label);
+    if (rules[/** @type {keyof Rules} */ (key)]) parts.push(label);
   }
   return parts.join(" · ");
 }
 
+/** The waiting room. @param {Lobby} lobby */
 export function renderLobby(lobby) {
   const isPublic = lobby.public || lobby.creator_seat < 0;
   $("lobby-title").textContent = isPublic ? "Finding players…" : "Waiting for friends";
@@ -62,7 +68,7 @@ export function renderLobby(lobby) {
   tickLobby(lobby);
 }
 
-/** Update the fill countdown (called every second while the lobby shows). */
+/** Update the fill countdown (called every second while the lobby shows). @param {Lobby | null} lobby */
 export function tickLobby(lobby) {
   const fill = $("lobby-fill");
   if (!lobby || !lobby.fill_deadline_ms) {

@@ -1,6 +1,11 @@
 // @ts-check
-// Readable text for the protocol's error codes (docs/protocol.md, "Errors").
+// Readable text for the protocol's error codes (docs/protocol.md, "Errors"), and the
+// codes that refuse watching a table.
 
+/** The errors that mean the table cannot be watched (the page stops asking to, on reconnect). */
+export const WATCH_REFUSED = ["no_spectators", "spectators_full", "no_code"];
+
+/** @type {Record<string, string>} */
 const TEXT = {
   bad_frame: "The server could not read that message.",
   bad_request: "The server did not understand that request.",
@@ -30,7 +35,10 @@ const TEXT = {
   no_rematch: "A rematch is for the players of a finished match.",
 };
 
-/** A sentence for an `error` message: the server's own text when it has one, else ours. */
+/**
+ * A sentence for an `error` message: ours, with the server's details where they help.
+ * @param {import("./protocol.js").ErrorMessage} msg
+ */
 export function errorText(msg) {
   const ours = TEXT[msg.code] || "Something went wrong.";
   if (msg.code === "bad_rules" || msg.code === "illegal_move" || msg.code === "bad_name") {

@@ -7,6 +7,7 @@ import { announce } from "./screens.js";
 import { isMuted, play, setMuted } from "./sound.js";
 import { updatePrefs } from "./store.js";
 
+/** Sounds on or off, and the button saying so. @param {boolean} muted */
 export function applyMute(muted) {
   setMuted(muted);
   const button = $("btn-sound");
@@ -15,6 +16,7 @@ export function applyMute(muted) {
   button.title = muted ? "Sounds off — press M to turn them on" : "Sounds on — press M to mute";
 }
 
+/** The sound button and M: mute or unmute, remembered and said aloud. */
 export function toggleMute() {
   applyMute(!isMuted());
   updatePrefs({ muted: isMuted() });

@@ -2,62 +2,68 @@
 // Playing a turn: what the table's controls and keys do (`tableActions`), a move sent
 // only when the view's `legal` allows it (`sendMove`, with `withGoOut` for the bonus
 // rule's Stay in), and why a control does nothing now when it does not (`explainBlocked`).
+// What they change of the page's state they dispatch (js/reduce.js).
 
-import { conn } from "./conn.js";
-import { $, input } from "./dom.js";
-import { render } from "./render.js";
-import { announce, showHint, toast } from "./screens.js";
-import { isPlaying } from "./selectors.js";
-import { state } from "./state.js";
-import { legalSets, seatName } from "./table.js";
+import { send } from "./conn.js";
+import { input } from "./dom.js";
+import { canRepair, isConnected } from "./reduce.js";
+import { announce, toast } from "./screens.js";
+import { isPlaying, legalSets, seatName } from "./selectors.js";
+import { dispatch, getState } from "./state.js";
 
-/** What the table's controls do (js/table.js's TableScreen calls them; so do the keys). */
+/** @typedef {import("./protocol.js").Move} Move */
+
+/** Legal moves now, none while a move is on its way. */
+function legalNow() {
+  const { tv, pending } = getState();
+  return tv ? legalSets(tv, pending) : null;
+}
+
+/** What the table's controls do (js/table.js's TableScreen calls them; so do the keys). @type {import("./table.js").TableActions} */
 export const tableActions = {
   draw(source) {
-    const tv = state.tv;
-    if (!tv) return;
-    const legal = legalSets(tv, state.pending);
+    const legal = legalNow();
+    if (!legal) return;
     if (legal[source]) sendMove({ act: "draw", from: source });
     else explainBlocked(source === "stock" ? "stock" : "discard");
   },
   slot(i) {
-    const tv = state.tv;
-    if (!tv) return;
-    if (state.repairMode) {
-      if (legalSets(tv, state.pending).repair.has(i)) sendMove({ act: "repair", slot: i });
-      else if (i === 9 && legalSets(tv, state.pending).repair.size) sendMove({ act: "repair", slot: 8 });
+    const legal = legalNow();
+    if (!legal) return;
+    if (getState().repairMode) {
+      if (legal.repair.has(i)) sendMove({ act: "repair", slot: i });
+      else if (i === 9 && legal.repair.size) sendMove({ act: "repair", slot: 8 });
       return;
     }
-    if (legalSets(tv, state.pending).place.has(i)) sendMove(withGoOut({ act: "place", slot: i }));
+    if (legal.place.has(i)) sendMove(withGoOut({ act: "place", slot: i }));
     else explainBlocked("slot");
   },
   throwCard() {
-    const tv = state.tv;
-    if (!tv) return;
-    if (legalSets(tv, state.pending).throw) sendMove(withGoOut({ act: "throw" }));
+    const legal = legalNow();
+    if (!legal) return;
+    if (legal.throw) sendMove(withGoOut({ act: "throw" }));
     else explainBlocked("throw");
   },
   repair(i) {
-    if (state.tv && legalSets(state.tv, state.pending).repair.has(i)) sendMove({ act: "repair", slot: i });
+    const legal = legalNow();
+    if (legal && legal.repair.has(i)) sendMove({ act: "repair", slot: i });
   },
   toggleRepair() {
-    state.repairMode = !state.repairMode && Boolean(state.tv && legalSets(state.tv, state.pending).repair.size);
-    if (state.repairMode) announce("Repair: choose two neighbouring slots to swap, R then a digit, or the ⇅ buttons.");
-    render();
+    dispatch({ type: "repair_toggled" });
+    if (getState().repairMode) announce("Repair: choose two neighbouring slots to swap, R then a digit, or the ⇅ buttons.");
   },
   toggleHistory() {
-    state.historyOpen = !state.historyOpen;
-    render();
+    dispatch({ type: "history_toggled" });
   },
 };
 
 /** R pressed: the next digit repairs, if a repair is legal now (else say why not). */
 export function armRepair() {
-  const ok = Boolean(state.tv && legalSets(state.tv, state.pending).repair.size);
+  const state = getState();
+  const ok = canRepair(state);
   if (ok) {
-    state.repairMode = true;
+    dispatch({ type: "repair_armed" });
     announce("Repair: press 1 to 9 to swap that slot with the next one.");
-    render();
   } else if (state.tv && state.tv.view.rules.repair_token) {
     toast("No repair now: draw first, and the token works once a round.", "info");
   }
@@ -66,23 +72,26 @@ export function armRepair() {
 
 /** Escape: no repair armed, the history closed. */
 export function cancelModes() {
-  state.repairMode = false;
-  state.historyOpen = false;
-  render();
+  dispatch({ type: "modes_cancelled" });
 }
 
+/** The bonus rule's Stay in: a winning place or throw that does not go out. @param {Move} move */
 function withGoOut(move) {
-  const v = state.tv.view;
-  if (v.rules.bonus && input("stay-in").checked) return { ...move, go_out: false };
+  const tv = getState().tv;
+  if (tv && tv.view.rules.bonus && input("stay-in").checked) return { ...move, go_out: false };
   return move;
 }
 
-/** Say why a control does nothing now — the moments new players go wrong. */
+/**
+ * Say why a control does nothing now — the moments new players go wrong.
+ * @param {"stock" | "discard" | "slot" | "throw"} what
+ */
 function explainBlocked(what) {
+  const state = getState();
   const tv = state.tv;
+  if (!tv || state.pending) return;
   const v = tv.view;
-  if (state.pending) return;
-  if (!state.connected) {
+  if (!isConnected(state)) {
     toast("Not connected — reconnecting…");
     return;
   }
@@ -106,16 +115,19 @@ function explainBlocked(what) {
   }
 }
 
+/** @param {string} text */
+function showHint(text) {
+  dispatch({ type: "hint", text });
+}
+
+/** Send `move` for the view shown, once: the table waits (`pending`) until it is answered. @param {Move} move */
 function sendMove(move) {
-  const tv = state.tv;
-  if (!tv || state.pending) return;
+  const { tv, pending } = getState();
+  if (!tv || pending) return;
   const id = `m${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  if (!conn.send({ type: "move", move, id, version: tv.version })) {
+  if (!send({ type: "move", move, id, version: tv.version })) {
     toast("Not connected — reconnecting…");
     return;
   }
-  state.pending = { id, version: tv.version };
-  state.repairMode = false;
-  $("hint").hidden = true;
-  render();
+  dispatch({ type: "move_sent", id, version: tv.version });
 }

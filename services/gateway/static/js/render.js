@@ -1,78 +1,134 @@
 // @ts-check
-// Drawing the table screen from the page's state (`render()`), and the clocks that
-// run between two views (`tick()`: the decision's countdown, the lobby's fill timer,
-// the round-over wait).
+// Drawing the page from the state: `render(state)`, the one entry (app.js subscribes it
+// to the store), draws what changed since the state it drew last — the screen, the top
+// bar's connection status, the waiting room, the table with its round-over and match-over
+// screens, the hint — through each screen's own render function, which reads the state
+// and never writes it. `tick()` runs the clocks between two states (the decision's
+// countdown, the lobby's fill timer, the round-over wait, the rematch offer's).
 
-import { button, $ } from "./dom.js";
-import { renderMatchOver, renderRoundOver, tickRoundOver } from "./finish.js";
-import { tickLobby } from "./lobby.js";
-import { announce } from "./screens.js";
-import { isCovered, isMatchOver, isRoundOver, turnSeat } from "./selectors.js";
+import { el } from "./cards.js";
+import { retryNow } from "./conn.js";
+import { $, button } from "./dom.js";
+import { renderMatchOver, renderRoundOver, renderVerification, tickRoundOver } from "./finish.js";
+import { renderLobby, tickLobby } from "./lobby.js";
+import { isConnected } from "./reduce.js";
+import { renderOffer, renderRematchLobby } from "./rematch.js";
+import { renderScreen } from "./screens.js";
+import { clockSeat, isBetweenRounds, isCovered, isMatchOver } from "./selectors.js";
 import { play } from "./sound.js";
-import { state } from "./state.js";
+import { getState } from "./state.js";
 import { TableScreen, clockText } from "./table.js";
-import { renderWatchTable } from "./watch.js";
+import { renderWatchLobby, renderWatchTable } from "./watch.js";
+
+/** @typedef {import("./reduce.js").AppState} AppState */
+/** @typedef {import("./table.js").TableActions} TableActions */
 
 /** @type {TableScreen} */
 let table;
 
-/** Build the table's rack and controls; `actions` is what they do (js/play.js). */
+/** The state drawn last: at first, the page as index.html draws it. */
+let drawn = getState();
+
+/** The last second the decision's clock ticked aloud. */
+let lastTick = -1;
+
+/** Build the table's rack and controls; `actions` is what they do (js/play.js). @param {TableActions} actions */
 export function initTable(actions) {
   table = new TableScreen(actions);
 }
 
-export function render() {
-  const tv = state.tv;
-  if (!tv || state.screen !== "table") return;
-  const blocked = state.pending || !state.connected;
-  const v = tv.view;
-  const turn = turnSeat(tv);
-  const turnInfo = (tv.seats || []).find((s) => s.seat === turn);
-  state.clockSeat = tv.deadline_ms && turnInfo && turnInfo.kind === "human" ? turn : -1;
-  const covered = isCovered(tv);
-  const back = button("btn-back");
-  if (back.hidden === covered) {
-    back.hidden = !covered;
-    back.disabled = false;
-    if (covered) {
-      $("hint").hidden = true;
-      announce("Your clock ran out: the computer is playing for you. Press Enter to take your seat back.");
-    }
+/**
+ * The table screen draws these parts of the state (and whether the page is connected).
+ * @type {(keyof AppState)[]}
+ */
+const TABLE_PARTS = ["screen", "tv", "pending", "repairMode", "historyOpen", "log", "seatBackAsked", "continueSent", "verified"];
+
+/** Draw `state`: each part of the page whose state changed since the last drawing. @param {AppState} state */
+export function render(state) {
+  const before = drawn;
+  drawn = state;
+  renderScreen(state, before);
+  if (state.connection !== before.connection) renderConnection(state.connection);
+  if (state.lobby !== before.lobby && state.lobby && state.lobby.status === "waiting") {
+    renderLobby(state.lobby);
+    renderWatchLobby(state.lobby);
+    renderRematchLobby(state.lobby);
   }
-  table.render(tv, {
-    covered,
-    pending: blocked,
-    repairMode: state.repairMode,
-    historyOpen: state.historyOpen,
-    log: state.log,
-    clockSeat: state.clockSeat,
-  });
-  const roundOver = isRoundOver(tv) && v.phase !== "match_over";
-  const over = isMatchOver(tv);
-  $("round-over").hidden = !roundOver || over;
-  if (roundOver && !over) renderRoundOver(tv, Date.now());
-  $("match-over").hidden = !over;
-  if (over) renderMatchOver(tv);
-  renderWatchTable(tv);
+  if (state.hint !== before.hint) {
+    $("hint-text").textContent = state.hint || "";
+    $("hint").hidden = !state.hint;
+  }
+  if (state.offer !== before.offer) renderOffer(state.offer, Date.now());
+  if (TABLE_PARTS.some((key) => state[key] !== before[key]) || isConnected(state) !== isConnected(before)) renderTable(state);
   tick();
 }
 
-/** Clocks: the current decision's countdown, the lobby's fill timer, the round-over wait. */
+/** The top bar: nothing while connected, else that the connection is lost and when it retries. @param {AppState["connection"]} status */
+function renderConnection(status) {
+  const box = $("conn");
+  if (status.state === "waiting") {
+    const secs = Math.max(1, Math.round((status.retryAt - Date.now()) / 1000));
+    box.replaceChildren(
+      el("span", {}, `Connection lost — retrying in ${secs} s`),
+      el("button", { type: "button", class: "btn small", onclick: retryNow }, "Retry now"),
+    );
+  } else if (status.state === "connecting" && status.attempt > 0) {
+    box.replaceChildren(el("span", {}, "Reconnecting…"));
+  } else {
+    box.replaceChildren();
+  }
+}
+
+/** The table screen, and its round-over and match-over screens. @param {AppState} state */
+function renderTable(state) {
+  const tv = state.tv;
+  if (!tv) {
+    $("round-over").hidden = true;
+    $("match-over").hidden = true;
+    return;
+  }
+  if (state.screen !== "table") return;
+  const covered = isCovered(tv);
+  const back = button("btn-back");
+  back.hidden = !covered;
+  back.disabled = state.seatBackAsked;
+  table.render(tv, {
+    covered,
+    pending: Boolean(state.pending) || !isConnected(state),
+    repairMode: state.repairMode,
+    historyOpen: state.historyOpen,
+    log: state.log,
+    clockSeat: clockSeat(tv),
+  });
+  const roundOver = isBetweenRounds(tv);
+  $("round-over").hidden = !roundOver;
+  if (roundOver) renderRoundOver(tv, Date.now(), state.continueSent);
+  const over = isMatchOver(tv);
+  $("match-over").hidden = !over;
+  if (over) {
+    renderMatchOver(tv);
+    renderVerification(state.verified && state.verified.table_id === tv.table_id ? state.verified : null);
+  }
+  renderWatchTable(tv);
+}
+
+/** Clocks: the current decision's countdown, the lobby's fill timer, the round-over wait, the rematch offer. */
 export function tick() {
+  const state = getState();
   if (state.screen === "lobby" && state.lobby) tickLobby(state.lobby);
   const tv = state.tv;
   if (!tv || state.screen !== "table") return;
   const left = tv.remaining_ms - (performance.now() - state.receivedAt);
   const myClock = $("my-clock");
-  const mine = state.clockSeat === tv.view.seat;
+  const mine = clockSeat(tv) === tv.view.seat;
   myClock.hidden = !mine;
   if (mine) {
     myClock.textContent = clockText(left);
     myClock.classList.toggle("low", left < 10000);
     myClock.setAttribute("aria-label", `${Math.ceil(Math.max(0, left) / 1000)} seconds left`);
     const secs = Math.ceil(left / 1000);
-    if (secs <= 10 && secs > 0 && secs !== state.lastTick) {
-      state.lastTick = secs;
+    if (secs <= 10 && secs > 0 && secs !== lastTick) {
+      lastTick = secs;
       play("tick");
     }
   }
@@ -80,5 +136,6 @@ export function tick() {
     node.textContent = clockText(left);
     node.classList.toggle("low", left < 10000);
   }
-  if (!$("round-over").hidden) tickRoundOver(tv, Date.now());
+  if (isBetweenRounds(tv)) tickRoundOver(tv, Date.now());
+  if (state.offer) renderOffer(state.offer, Date.now());
 }

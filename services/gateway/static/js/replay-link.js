@@ -6,7 +6,7 @@
 
 const MAX_NAME = 20;
 
-/** The replay viewer's address for a table view (`tv`, as the `view` message carries it). */
+/** The replay viewer's address for a table view (`tv`, as the `view` message carries it). @param {import("./protocol.js").TableView} tv */
 export function replayUrl(tv) {
   const names = (tv.seats || [])
     .slice()
@@ -16,7 +16,7 @@ export function replayUrl(tv) {
   return `/replay/${encodeURIComponent(tv.table_id)}${fragment}`;
 }
 
-/** The seats' names from a replay link's fragment (at most four, each trimmed to 20 characters). */
+/** The seats' names from a replay link's fragment (at most four, each trimmed to 20 characters). @param {string} hash */
 export function replayNames(hash) {
   const found = /^#seats=([^&]*)/.exec(hash || "");
   if (!found) return [];

@@ -7,18 +7,41 @@
 import { RackError, isWinning, parseMove, sideOf } from "./rules.js";
 import { matchFromLog, verifyLog } from "./verify.js";
 
+/** @typedef {import("./protocol.js").Rules} Rules */
+/** @typedef {import("./rules.js").LogMove} LogMove */
+/** @typedef {import("./rules.js").Match} Match */
+/** @typedef {import("./rules.js").RoundResult} RoundResult */
+/** @typedef {import("./verify.js").Report} Report */
+
+/** A logged move with who decided it. @typedef {LogMove & { by: string | null }} ReplayMove */
+
+/**
+ * The table at one step: after a deal, or after a move.
+ * @typedef {ReturnType<typeof snapshot>} Snapshot
+ * @typedef {Snapshot & { kind: "deal" | "move", moveNo: number, text: string, seat?: number, by?: string | null,
+ *   act?: string, changed?: number[], ended?: RoundResult | null }} Frame
+ */
+
+/**
+ * A verified log, as the viewer steps through it.
+ * @typedef {{ rules: Rules, moves: ReplayMove[], frames: Frame[], report: Report, seeded: boolean, committed: boolean }} Replay
+ */
+
 export const MAX_LOG_BYTES = 4 * 1024 * 1024;
 
+/** @type {Record<string, string>} */
 const WHO = { human: "human", bot: "computer", cover: "covering computer" };
 
-/** Who decided a move, in words ("" when the log does not say). */
-export const whoDecided = (by) => WHO[by] || "";
+/** Who decided a move, in words ("" when the log does not say). @param {string | null | undefined} by */
+export const whoDecided = (by) => WHO[by || ""] || "";
 
 /** A log the viewer will not replay; `message` is for people. */
 export class ReplayRefused extends Error {}
 
+/** @param {number} slot */
 const mark = (slot) => (slot + 1) * 5;
 
+/** The whole table now, copied. @param {Match} m */
 function snapshot(m) {
   return {
     round: m.roundNo,
@@ -38,8 +61,15 @@ function snapshot(m) {
   };
 }
 
-/** Text (after the seat's name) for one move, from the state before and after it. */
+/**
+ * Text (after the seat's name) for one move, from the state before and after it.
+ * @param {ReplayMove} move
+ * @param {Snapshot} before
+ * @param {Snapshot} after
+ * @param {Rules} rules
+ */
 function describe(move, before, after, rules) {
+  const slot = move.slot ?? 0; // a place's and a repair's
   const ended = after.rounds.length > before.rounds.length ? after.rounds[after.rounds.length - 1] : null;
   let text;
   if (move.act === "draw" && move.from === "discard") {
@@ -53,11 +83,11 @@ function describe(move, before, after, rules) {
       text = `drew ${after.held} from the stock`;
     }
   } else if (move.act === "place") {
-    text = `put ${before.held} in slot ${mark(move.slot)}, discarding ${before.racks[move.seat][move.slot]}`;
+    text = `put ${before.held} in slot ${mark(slot)}, discarding ${before.racks[move.seat][slot]}`;
   } else if (move.act === "throw") {
     text = `threw ${before.held} onto the discard pile`;
   } else {
-    text = `used the repair token: swapped slots ${mark(move.slot)} and ${mark(move.slot + 1)}`;
+    text = `used the repair token: swapped slots ${mark(slot)} and ${mark(slot + 1)}`;
   }
   if (move.act === "place" || move.act === "throw") {
     const rack = after.racks[move.seat];
@@ -70,9 +100,11 @@ function describe(move, before, after, rules) {
   return text;
 }
 
+/** The slots a move changed. @param {LogMove} move @returns {number[]} */
 function changedSlots(move) {
-  if (move.act === "place") return [move.slot];
-  if (move.act === "repair") return [move.slot, move.slot + 1];
+  const slot = move.slot ?? 0;
+  if (move.act === "place") return [slot];
+  if (move.act === "repair") return [slot, slot + 1];
   return [];
 }
 
@@ -80,6 +112,8 @@ function changedSlots(move) {
  * Verify a parsed `rackem-match/1` log and build its frames. Resolves to
  * {rules, moves, frames, report}; frame 0 is round 1 as dealt, then one frame per
  * move, with a frame for each later deal. Rejects with ReplayRefused.
+ * @param {any} log a parsed file, not yet checked
+ * @returns {Promise<Replay>}
  */
 export async function buildReplay(log) {
   let report;
@@ -90,14 +124,16 @@ export async function buildReplay(log) {
     throw exc;
   }
   if (!report.valid) {
-    const at = report.error.move_index;
-    const where = at === null ? report.error.reason : `move ${at + 1} is wrong (${report.error.reason})`;
+    const error = report.error || { move_index: null, reason: "" };
+    const at = error.move_index;
+    const where = at === null ? error.reason : `move ${at + 1} is wrong (${error.reason})`;
     throw new ReplayRefused(`This match log does not verify, so it cannot be replayed: ${where}.`);
   }
   const m = await matchFromLog(log);
   const rules = m.rules;
-  const moves = log.moves.map((data) => ({ ...parseMove(data), by: data.by ?? null }));
-  /** @type {any[]} */
+  /** @type {ReplayMove[]} */
+  const moves = log.moves.map((/** @type {any} */ data) => ({ ...parseMove(data), by: data.by ?? null }));
+  /** @type {Frame[]} */
   const frames = [{ kind: "deal", moveNo: 0, text: "Round 1 dealt", ...snapshot(m) }];
   for (let index = 0; index < moves.length; index++) {
     const move = moves[index];
@@ -129,7 +165,7 @@ export async function buildReplay(log) {
   return { rules, moves, frames, report, seeded, committed: seeded && "commitment" in log };
 }
 
-/** Parse the text of a log file; rejects with ReplayRefused for what is not JSON. */
+/** Parse the text of a log file; rejects with ReplayRefused for what is not JSON. @param {string} text @returns {any} */
 export function parseLogText(text) {
   if (text.length > MAX_LOG_BYTES) throw new ReplayRefused("This file is too large to be a match log.");
   try {
@@ -139,7 +175,12 @@ export function parseLogText(text) {
   }
 }
 
-/** The winner of a finished match in words (a seat's name, or a team with partners). */
+/**
+ * The winner of a finished match in words (a seat's name, or a team with partners).
+ * @param {Rules} rules
+ * @param {number | null | undefined} winner
+ * @param {(seat: number) => string} name
+ */
 export function winnerText(rules, winner, name) {
   if (winner === null || winner === undefined) return null;
   if (!rules.partners) return `${name(winner)} wins the match`;

@@ -1,7 +1,8 @@
 // @ts-check
 // The replay viewer (replay.html): a finished match, from GET /match/{table_id}.json
 // for /replay/{table_id} or from a downloaded rackem-match/1 file (picker or drop),
-// verified in the page and then stepped through deal by deal and move by move.
+// verified in the page and then stepped through deal by deal and move by move. A page
+// of its own, apart from the game's: what it holds is the viewer's `state` below.
 
 import { chip, el } from "./cards.js";
 import { deckSize, scoredLength, sideOf, sides } from "./rules.js";
@@ -9,15 +10,32 @@ import { MAX_LOG_BYTES, ReplayRefused, buildReplay, parseLogText, whoDecided, wi
 import { replayNames } from "./replay-link.js";
 
 import { $, button, input } from "./dom.js";
+
+/** @typedef {import("./protocol.js").Rules} Rules */
+/** @typedef {import("./replay-model.js").Replay} Replay */
+/** @typedef {import("./replay-model.js").Frame} Frame */
+
+/** @type {Record<string, string>} */
 const BADGE = { human: "", bot: "bot", cover: "cover" };
 
+/**
+ * The viewer's state: the replay shown (null: none, or refused), the step shown, the
+ * seats' names (from the link), the timer while it plays.
+ * @type {{ replay: Replay | null, step: number, names: string[], timer: ReturnType<typeof setInterval> | null }}
+ */
 const state = { replay: null, step: 0, names: [], timer: null };
 
+/** The replay shown (the drawing and stepping run only once one is). */
+const shown = () => /** @type {Replay} */ (state.replay);
+
+/** @param {number} seat */
 const name = (seat) => state.names[seat] || `Seat ${seat + 1}`;
+/** @param {number} slot */
 const mark = (slot) => (slot + 1) * 5;
 
 // -- loading ----------------------------------------------------------------------------
 
+/** @param {string} pathname */
 function tableIdFromPath(pathname) {
   const found = /^\/replay\/([^/]+)\/?$/.exec(pathname);
   if (!found) return null;
@@ -28,11 +46,13 @@ function tableIdFromPath(pathname) {
   }
 }
 
+/** @param {string} text */
 function showStatus(text) {
   $("replay-status").textContent = text;
   $("replay-status").className = "replay-status";
 }
 
+/** @param {string} message */
 function refuse(message) {
   stop();
   state.replay = null;
@@ -43,6 +63,7 @@ function refuse(message) {
   box.hidden = false;
 }
 
+/** Verify `log` and show it from its first step (false: refused). @param {any} log @param {string} source */
 async function show(log, source) {
   stop();
   $("replay-error").hidden = true;
@@ -59,7 +80,7 @@ async function show(log, source) {
   }
   state.replay = replay;
   $("replay-source").textContent = source;
-  const rounds = replay.report.rounds.length;
+  const rounds = (replay.report.rounds || []).length;
   const moves = replay.moves.length;
   const deals = `${rounds} deal${rounds === 1 ? "" : "s"}`;
   const how = replay.committed
@@ -79,6 +100,7 @@ async function show(log, source) {
   return true;
 }
 
+/** @param {string} tableId */
 async function loadTable(tableId) {
   $("replay-title").textContent = "Match replay";
   document.title = `Replay of ${tableId} — Rack'em`;
@@ -111,6 +133,7 @@ async function loadTable(tableId) {
   await show(log, `Table ${tableId}, from the server's match log.`);
 }
 
+/** @param {File | null | undefined} file */
 async function loadFile(file) {
   if (!file) return;
   state.names = [];
@@ -130,6 +153,7 @@ async function loadFile(file) {
 
 // -- drawing ------------------------------------------------------------------------------
 
+/** @param {Rules} rules */
 function rulesText(rules) {
   const parts = [`${rules.players} players`, `to ${rules.target}`];
   if (rules.run_to_go_out > 1) parts.push(`a run of ${rules.run_to_go_out} to go out`);
@@ -141,24 +165,27 @@ function rulesText(rules) {
     ["visible_center", "visible centre"],
     ["reshuffle_on_recycle", "reshuffled turnovers"],
   ]) {
-    if (rules[key]) parts.push(text);
+    if (rules[/** @type {keyof Rules} */ (key)]) parts.push(text);
   }
   return `Rules: ${parts.join(", ")}.`;
 }
 
-/** Who decided each seat's moves over the whole match, in order of first appearance. */
+/** Who decided each seat's moves over the whole match, in order of first appearance. @param {number} seat */
 function decidersOf(seat) {
+  /** @type {string[]} */
   const seen = [];
-  for (const move of state.replay.moves) {
+  for (const move of shown().moves) {
     if (move.seat === seat && move.by && !seen.includes(move.by)) seen.push(move.by);
   }
   return seen;
 }
 
+/** @param {string} by */
 function badge(by) {
   return el("span", { class: `badge ${BADGE[by] || ""}` }, whoDecided(by));
 }
 
+/** @param {Frame} frame @param {number} seat @param {number} size @param {Rules} rules */
 function rackRow(frame, seat, size, rules) {
   const rack = frame.racks[seat];
   const ordered = scoredLength(rack, rules.descending);
@@ -170,7 +197,7 @@ function rackRow(frame, seat, size, rules) {
   if (rules.repair_token) notes.push(frame.repairTokens[seat] ? "repair token" : "token used");
   if (rules.partners) notes.push(`team ${sideOf(rules, seat) === 0 ? "A" : "B"}`);
   const cards = rack.map((card, slot) => {
-    const changed = mover && frame.changed.includes(slot);
+    const changed = mover && (frame.changed || []).includes(slot);
     return el(
       "li",
       { class: `rslot ${changed ? "changed" : ""} ${slot < ordered ? "in-order" : ""}` },
@@ -203,6 +230,7 @@ function rackRow(frame, seat, size, rules) {
   );
 }
 
+/** @param {Frame} frame @param {Rules} rules */
 function scoresTable(frame, rules) {
   const seats = frame.scores.map((_, s) => s);
   const header = el("tr", {}, el("th", { scope: "col" }, "Round"), ...seats.map((s) => el("th", { scope: "col" }, name(s))));
@@ -229,8 +257,10 @@ function scoresTable(frame, rules) {
   return [table, el("p", { class: "note" }, `Team A: ${teams[0]} · Team B: ${teams[1]}`)];
 }
 
+/** @param {Frame} frame */
 function render(frame) {
-  const { rules, moves } = state.replay;
+  const replay = shown();
+  const { rules, moves } = replay;
   const size = deckSize(rules);
   if (frame.kind === "deal") {
     $("step-title").textContent = `Round ${frame.round} dealt`;
@@ -238,7 +268,7 @@ function render(frame) {
   } else {
     $("step-title").textContent = `Move ${frame.moveNo} of ${moves.length} · round ${frame.round}`;
     $("step-text").replaceChildren(
-      el("b", {}, name(frame.seat)),
+      el("b", {}, name(frame.seat ?? -1)),
       " ",
       frame.by ? badge(frame.by) : "",
       " ",
@@ -253,7 +283,7 @@ function render(frame) {
     endings.push(`Round ${frame.round} over: ${who}. ${points}.`);
   }
   if (frame.phase === "match_over") endings.push(`${winnerText(rules, frame.winner, name)}.`);
-  else if (frame === state.replay.frames[state.replay.frames.length - 1] && !state.replay.report.finished) {
+  else if (frame === replay.frames[replay.frames.length - 1] && !replay.report.finished) {
     endings.push("The table ended here, before anyone won the match.");
   }
   $("round-end").textContent = endings.join(" ");
@@ -275,14 +305,15 @@ function render(frame) {
 
 // -- stepping -----------------------------------------------------------------------------
 
+/** @param {number} index */
 function setStep(index) {
-  const frames = state.replay.frames;
+  const frames = shown().frames;
   const step = Math.max(0, Math.min(frames.length - 1, index));
   state.step = step;
   const frame = frames[step];
   const slider = input("slider");
   slider.value = String(step);
-  const where = frame.kind === "deal" ? `round ${frame.round} dealt` : `move ${frame.moveNo} of ${state.replay.moves.length}`;
+  const where = frame.kind === "deal" ? `round ${frame.round} dealt` : `move ${frame.moveNo} of ${shown().moves.length}`;
   slider.setAttribute("aria-valuetext", `Step ${step} of ${frames.length - 1}: ${where}`);
   $("step-count").textContent = `${step} of ${frames.length - 1}`;
   $("viewer").dataset.step = String(step);
@@ -317,6 +348,7 @@ function play() {
 
 const toggle = () => (state.timer === null ? play() : stop());
 
+/** @param {KeyboardEvent} event */
 function onKey(event) {
   if (!state.replay || $("viewer").hidden) return;
   if (event.altKey || event.ctrlKey || event.metaKey) return;
@@ -329,11 +361,12 @@ function onKey(event) {
   if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) return; // the slider steps itself
   const activates = target instanceof Element && target.closest("button, summary, a");
   if (activates && (event.key === " " || event.key === "Enter")) return; // its own click
+  /** @type {Record<string, () => void>} */
   const actions = {
     ArrowLeft: () => setStep(state.step - 1),
     ArrowRight: () => setStep(state.step + 1),
     Home: () => setStep(0),
-    End: () => setStep(state.replay.frames.length - 1),
+    End: () => setStep(shown().frames.length - 1),
     " ": toggle,
   };
   const action = actions[event.key];
@@ -358,7 +391,7 @@ function wire() {
   });
   $("btn-last").addEventListener("click", () => {
     stop();
-    setStep(state.replay.frames.length - 1);
+    setStep(shown().frames.length - 1);
   });
   $("btn-play").addEventListener("click", toggle);
   $("speed").addEventListener("change", () => state.timer !== null && play());
@@ -367,8 +400,9 @@ function wire() {
     setStep(Number(input("slider").value));
   });
   document.addEventListener("keydown", onKey);
-  $("file-input").addEventListener("change", () => loadFile(input("file-input").files[0]));
+  $("file-input").addEventListener("change", () => loadFile(input("file-input").files?.[0]));
   const zone = $("drop-zone");
+  /** @param {DragEvent} event */
   const hasFiles = (event) => Array.from(event.dataTransfer?.types || []).includes("Files");
   document.addEventListener("dragover", (event) => {
     if (!hasFiles(event)) return;
@@ -382,7 +416,7 @@ function wire() {
     if (!hasFiles(event)) return;
     event.preventDefault();
     zone.classList.remove("over");
-    loadFile(event.dataTransfer.files[0]);
+    loadFile(event.dataTransfer?.files[0]);
   });
 }
 

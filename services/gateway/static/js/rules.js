@@ -4,18 +4,33 @@
 
 import { Stream, deckForRound, firstDealer, shuffle } from "./rng.js";
 
+/** @typedef {import("./protocol.js").Rules} Rules */
+
+/**
+ * A move as the log holds it, validated (`parseMove`): `from` for a draw, `slot` for a place or a repair.
+ * @typedef {{ seat: number, act: "draw" | "place" | "throw" | "repair", from: "stock" | "discard" | null, slot: number | null, go_out: boolean }} LogMove
+ */
+
+/** @typedef {{ winner: number | null, points: number[] }} RoundResult */
+
+/** A refusal, named by its protocol error code (`bad_rules`, `illegal_move`, `bad_log`…). */
 export class RackError extends Error {
+  /** @param {string} code @param {string} message */
   constructor(code, message) {
     super(message);
     this.code = code;
   }
 }
+/** @param {string} m */
 const malformed = (m) => new RackError("malformed_move", m);
+/** @param {string} m */
 const illegal = (m) => new RackError("illegal_move", m);
+/** @param {string} m */
 const logError = (m) => new RackError("bad_log", m);
 
 export const SLOTS = 10;
 export const TIEBREAKS = ["went_out", "extra_round"];
+/** @type {Record<string, [number, number]>} */
 export const RANGES = {
   players: [2, 4],
   target: [50, 10000],
@@ -38,10 +53,16 @@ export const DEFAULTS = {
   tiebreak: "went_out",
 };
 
+/** @param {number} players */
 export const defaultRun = (players) => (players === 2 ? 3 : 0);
+/** @param {unknown} v @returns {v is number} */
 const isInt = (v) => typeof v === "number" && Number.isInteger(v);
 
-/** Full, validated rules from a JSON object (unknown options and bad values refused). */
+/**
+ * Full, validated rules from a JSON object (unknown options and bad values refused).
+ * @param {any} data
+ * @returns {Rules}
+ */
 export function makeRules(data = {}) {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new RackError("bad_rules", "rules must be a JSON object");
@@ -49,6 +70,7 @@ export function makeRules(data = {}) {
   for (const key of Object.keys(data)) {
     if (!(key in DEFAULTS)) throw new RackError("bad_rules", `unknown rules option: ${key}`);
   }
+  /** @type {Record<string, any>} */
   const r = { ...DEFAULTS, ...data };
   for (const [key, value] of Object.entries(r)) {
     if (key === "run_to_go_out" && value === null) continue;
@@ -67,15 +89,19 @@ export function makeRules(data = {}) {
   }
   if (r.partners && r.players !== 4) throw new RackError("bad_rules", "partners needs exactly 4 players");
   if (r.run_to_go_out === null) r.run_to_go_out = defaultRun(r.players);
-  return r;
+  return /** @type {Rules} */ (r);
 }
 
+/** @param {Rules} rules */
 export const deckSize = (rules) => 10 * rules.players + 20;
+/** How many sides score: the seats, or two teams with partners. @param {Rules} rules */
 export const sides = (rules) => (rules.partners ? 2 : rules.players);
+/** @param {Rules} rules @param {number} seat */
 export const sideOf = (rules, seat) => (rules.partners ? seat % 2 : seat);
 
 // -- scoring -------------------------------------------------------------------
 
+/** How many cards are in order from slot 5. @param {number[]} rack */
 export function scoredLength(rack, descending = false) {
   let n = 1;
   for (let i = 1; i < rack.length; i++) {
@@ -85,6 +111,7 @@ export function scoredLength(rack, descending = false) {
   return n;
 }
 
+/** The longest run of consecutive numbers side by side. @param {number[]} rack */
 export function longestRun(rack, descending = false) {
   const step = descending ? -1 : 1;
   let best = 1;
@@ -96,23 +123,32 @@ export function longestRun(rack, descending = false) {
   return best;
 }
 
+/** @param {number[]} rack */
 export function isWinning(rack, runNeeded = 0, descending = false) {
   if (scoredLength(rack, descending) !== rack.length) return false;
   return runNeeded <= 1 || longestRun(rack, descending) >= runNeeded;
 }
 
+/** @param {number} run */
 export function bonusForRun(run) {
   if (run >= 6) return 400;
-  return { 3: 50, 4: 100, 5: 200 }[run] || 0;
+  /** @type {Record<number, number>} */
+  const bonus = { 3: 50, 4: 100, 5: 200 };
+  return bonus[run] || 0;
 }
 
+/** @param {number[]} rack */
 export const rackPoints = (rack, descending = false) => 5 * scoredLength(rack, descending);
 
 // -- moves ---------------------------------------------------------------------
 
 const MOVE_KEYS = ["seat", "act", "from", "slot", "go_out", "by"];
 
-/** A validated move {seat, act, from, slot, go_out} from its rackem-match/1 JSON. */
+/**
+ * A validated move {seat, act, from, slot, go_out} from its rackem-match/1 JSON.
+ * @param {any} data
+ * @returns {LogMove}
+ */
 export function parseMove(data) {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw malformed("a move must be a JSON object");
@@ -154,8 +190,8 @@ export function parseMove(data) {
 /** A match replayed from a seed (Uint8Array) or stacked decks. Use `await Match.create(...)`. */
 export class Match {
   constructor() {
-    /** @type {any} the match's rules (docs/protocol.md, "Rules") */
-    this.rules = null;
+    /** @type {Rules} the match's rules (docs/protocol.md, "Rules"); set by `create` */
+    this.rules = /** @type {any} */ (null);
     /** @type {number} */
     this.firstDealer = 0;
     /** @type {Uint8Array | null} */
@@ -164,11 +200,38 @@ export class Match {
     this.decks = null;
     /** @type {number[]} */
     this.scores = [];
-    /** @type {any[]} */
+    /** @type {RoundResult[]} */
     this.rounds = [];
     this.moves = 0;
+    /** @type {number | null} the winning seat (or team), once the match is over */
+    this.winner = null;
+    this.roundNo = 0;
+    // The round being played (set by `deal`).
+    this.dealer = 0;
+    /** @type {number[][]} */
+    this.racks = [];
+    /** @type {number[]} */
+    this.discard = [];
+    /** @type {number[]} */
+    this.stock = [];
+    this.turn = 0;
+    /** @type {"draw" | "resolve" | "round_over" | "match_over"} */
+    this.phase = "draw";
+    /** @type {number | null} */
+    this.held = null;
+    /** @type {"stock" | "discard" | null} */
+    this.heldFrom = null;
+    this.recycles = 0;
+    /** @type {number[]} */
+    this.turnsTaken = [];
+    /** @type {boolean[]} */
+    this.repairTokens = [];
   }
 
+  /**
+   * @param {Rules} rules
+   * @param {{ seed?: Uint8Array | null, decks?: number[][] | null, dealer?: number | null }} [start]
+   */
   static async create(rules, { seed = null, decks = null, dealer = null } = {}) {
     const m = new Match();
     m.rules = rules;
@@ -197,6 +260,7 @@ export class Match {
     return this.rules.players;
   }
 
+  /** Apply a validated move (throws RackError when it is not legal now). @param {LogMove} move */
   async apply(move) {
     this.check(move);
     if (this.phase === "round_over") await this.deal(this.roundNo + 1);
@@ -210,6 +274,7 @@ export class Match {
     return this.phase === "resolve" && this.rules.repair_token && this.repairTokens[this.turn];
   }
 
+  /** @param {LogMove} move */
   check(move) {
     if (this.phase === "match_over") throw new RackError("match_over", "the match is over");
     if (move.seat !== this.turn) {
@@ -227,6 +292,7 @@ export class Match {
     if (move.act === "repair" && !this.canRepair()) throw illegal("no repair token to spend");
   }
 
+  /** @param {number} roundNo */
   async deal(roundNo) {
     const n = this.players;
     const size = deckSize(this.rules);
@@ -239,7 +305,7 @@ export class Match {
         throw logError(`the deck of round ${roundNo} is not a permutation of 1..${size}`);
       }
     } else {
-      deck = await deckForRound(this.seed, roundNo, size);
+      deck = await deckForRound(/** @type {Uint8Array} */ (this.seed), roundNo, size);
     }
     this.roundNo = roundNo;
     this.dealer = (this.firstDealer + roundNo - 1) % n;
@@ -259,6 +325,7 @@ export class Match {
     this.repairTokens = new Array(n).fill(this.rules.repair_token);
   }
 
+  /** @param {LogMove} move */
   async draw(move) {
     let card;
     if (move.from === "discard") {
@@ -273,37 +340,41 @@ export class Match {
       }
       card = this.stock.shift();
     }
-    this.held = card;
+    this.held = /** @type {number} */ (card);
     this.heldFrom = move.from;
     this.phase = "resolve";
   }
 
   async recycle() {
     this.recycles += 1;
-    const top = this.discard.pop();
+    const top = /** @type {number} */ (this.discard.pop());
     let stock = this.discard;
     if (this.rules.reshuffle_on_recycle) {
-      stock = await shuffle(stock, new Stream(this.seed, `recycle/${this.roundNo}/${this.recycles}`));
+      stock = await shuffle(stock, new Stream(/** @type {Uint8Array} */ (this.seed), `recycle/${this.roundNo}/${this.recycles}`));
     }
     this.stock = stock;
     this.discard = [top];
   }
 
+  /** @param {LogMove} move */
   repair(move) {
     const rack = this.racks[move.seat];
-    const i = move.slot;
+    const i = /** @type {number} */ (move.slot);
     [rack[i], rack[i + 1]] = [rack[i + 1], rack[i]];
     this.repairTokens[move.seat] = false;
   }
 
+  /** @param {LogMove} move */
   finishTurn(move) {
     const seat = move.seat;
+    const held = /** @type {number} */ (this.held);
     let out;
     if (move.act === "place") {
-      out = this.racks[seat][move.slot];
-      this.racks[seat][move.slot] = this.held;
+      const slot = /** @type {number} */ (move.slot);
+      out = this.racks[seat][slot];
+      this.racks[seat][slot] = held;
     } else {
-      out = this.held;
+      out = held;
     }
     this.discard.push(out);
     this.held = null;
@@ -320,6 +391,7 @@ export class Match {
     }
   }
 
+  /** @param {number | null} winner the seat that went out, if any */
   endRound(winner) {
     const r = this.rules;
     const points = this.racks.map((rack, seat) =>
@@ -345,6 +417,7 @@ export class Match {
     return totals;
   }
 
+  /** @param {number | null} wentOut */
   matchWinner(wentOut) {
     const r = this.rules;
     const totals = this.sideTotals();

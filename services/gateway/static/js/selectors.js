@@ -1,49 +1,12 @@
 // @ts-check
-// What a table view says about the match and about this page's player, written once.
-// A view (`tv`) is the server's `view` message (docs/protocol.md, "Views"): the table's
+// What a table view says about the match and about this page's player, written once
+// (pure functions of the view). A view (`tv`) is the server's `view` message
+// (docs/protocol.md, "Views"; the type is js/protocol.js's `TableView`): the table's
 // `status`, and in `view` the match as this page may see it, `view.seat` being this
 // page's seat (-1 for a spectator).
 
-/**
- * The server's `view` message, as far as the page reads it.
- * @typedef {object} TableView
- * @property {string} table_id
- * @property {number} version
- * @property {"playing" | "round_over" | "finished" | "ended" | string} status
- * @property {View} view
- * @property {Seat[]} [seats]
- * @property {string} [code]
- * @property {number} [deadline_ms] the decision clock's length (0 or absent: no clock)
- * @property {number} [remaining_ms]
- * @property {boolean[]} [continued] who pressed Continue after the round
- * @property {number} [watchers]
- * @property {{ seat: number, act: string } & Record<string, any>} [last_move]
- */
-
-/**
- * The match as one seat (or a spectator) sees it.
- * @typedef {object} View
- * @property {number} seat this page's seat, -1 when watching
- * @property {number} turn
- * @property {"draw" | "resolve" | "round_over" | "match_over" | string} phase
- * @property {number} round_no
- * @property {Record<string, any> & { players: number }} rules
- * @property {number[]} rack
- * @property {number[]} discard
- * @property {number[]} scores
- * @property {any[]} rounds
- * @property {number | null} winner a seat, or a team (seat % 2) with partners
- * @property {number | null} [held]
- * @property {"stock" | "discard" | null} [held_from]
- * @property {string} [commitment]
- */
-
-/**
- * @typedef {object} Seat
- * @property {number} seat
- * @property {string} name
- * @property {"human" | "bot" | "cover" | string} kind
- */
+/** @typedef {import("./protocol.js").TableView} TableView */
+/** @typedef {import("./protocol.js").Move} Move */
 
 /** The match is being played (not between rounds, not over). @param {TableView} tv */
 export const isPlaying = (tv) => tv.status === "playing";
@@ -76,4 +39,48 @@ export function isCovered(tv) {
 export function iWon(tv) {
   const v = tv.view;
   return v.rules.partners ? v.winner === v.seat % 2 : v.winner === v.seat;
+}
+
+/** Between two rounds: a round has ended and the match has not (the round-over screen shows). @param {TableView} tv */
+export const isBetweenRounds = (tv) => isRoundOver(tv) && tv.view.phase !== "match_over" && !isMatchOver(tv);
+
+/** The seat whose decision clock runs now (a human's, on a table with clocks), or -1. @param {TableView} tv */
+export function clockSeat(tv) {
+  const turn = turnSeat(tv);
+  const info = (tv.seats || []).find((s) => s.seat === turn);
+  return tv.deadline_ms && info && info.kind === "human" ? turn : -1;
+}
+
+/**
+ * The moves the view allows now, by kind (none while a move of mine is on its way).
+ * @typedef {object} LegalSets
+ * @property {boolean} stock
+ * @property {boolean} discard
+ * @property {Set<number>} place the slots the card held may go to
+ * @property {boolean} throw
+ * @property {Set<number>} repair the slots that may swap with the next one
+ */
+
+/**
+ * @param {TableView} tv
+ * @param {unknown} [pending] a move on its way (anything truthy): nothing is legal until it is answered
+ * @returns {LegalSets}
+ */
+export function legalSets(tv, pending) {
+  /** @type {Move[]} */
+  const legal = pending ? [] : tv.legal || [];
+  return {
+    stock: legal.some((m) => m.act === "draw" && m.from === "stock"),
+    discard: legal.some((m) => m.act === "draw" && m.from === "discard"),
+    place: new Set(legal.filter((m) => m.act === "place").map((m) => /** @type {number} */ (m.slot))),
+    throw: legal.some((m) => m.act === "throw"),
+    repair: new Set(legal.filter((m) => m.act === "repair").map((m) => /** @type {number} */ (m.slot))),
+  };
+}
+
+/** A seat's display name: "You" for this page's seat. @param {TableView} tv @param {number} seat */
+export function seatName(tv, seat) {
+  if (seat === tv.view.seat) return "You";
+  const s = (tv.seats || []).find((x) => x.seat === seat);
+  return (s && s.name) || `Seat ${seat + 1}`;
 }

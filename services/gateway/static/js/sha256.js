@@ -15,7 +15,7 @@ const K = new Uint32Array([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
-/** SHA-256 of `bytes` (a Uint8Array) in plain JavaScript. */
+/** SHA-256 of `bytes` in plain JavaScript. @param {Uint8Array} bytes */
 export function sha256Sync(bytes) {
   const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
   const len = bytes.length;
@@ -26,6 +26,7 @@ export function sha256Sync(bytes) {
   bits.setUint32(padded.length - 8, Math.floor(len / 0x20000000));
   bits.setUint32(padded.length - 4, (len * 8) >>> 0);
   const w = new Uint32Array(64);
+  /** @param {number} x @param {number} n */
   const rotr = (x, n) => (x >>> n) | (x << (32 - n));
   for (let off = 0; off < padded.length; off += 64) {
     for (let i = 0; i < 16; i++) w[i] = bits.getUint32(off + i * 4);
@@ -56,9 +57,9 @@ export function sha256Sync(bytes) {
   return out;
 }
 
-/** SHA-256 of `bytes`, resolved to a Uint8Array of 32 bytes. */
+/** SHA-256 of `bytes`, resolved to a Uint8Array of 32 bytes. @param {Uint8Array} bytes */
 export async function sha256(bytes) {
   const subtle = globalThis.crypto && globalThis.crypto.subtle;
-  if (subtle) return new Uint8Array(await subtle.digest("SHA-256", bytes));
+  if (subtle) return new Uint8Array(await subtle.digest("SHA-256", /** @type {BufferSource} */ (bytes)));
   return sha256Sync(bytes);
 }

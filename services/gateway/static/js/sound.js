@@ -1,9 +1,11 @@
 // @ts-check
 // Short synthesized sounds (Web Audio, no audio files) and the mute switch.
 
+/** @type {AudioContext | null} */
 let ctx = null;
 let muted = false;
 
+/** @param {boolean} value */
 export function setMuted(value) {
   muted = Boolean(value);
 }
@@ -14,14 +16,20 @@ export function isMuted() {
 
 function audio() {
   if (muted) return null;
-  const Ctor = globalThis.AudioContext || globalThis.webkitAudioContext;
+  /** @type {typeof AudioContext | undefined} */
+  const Ctor = globalThis.AudioContext || /** @type {any} */ (globalThis).webkitAudioContext;
   if (!Ctor) return null;
   if (!ctx) ctx = new Ctor();
   if (ctx.state === "suspended") ctx.resume().catch(() => {});
   return ctx;
 }
 
-/** One enveloped oscillator note: frequency (Hz, or [from, to] for a sweep), start and length (s). */
+/**
+ * One note of a sound: frequency (Hz, or [from, to] for a sweep), start and length (s).
+ * @typedef {{ freq: number | number[], start?: number, length?: number, type?: OscillatorType, gain?: number }} Note
+ */
+
+/** One enveloped oscillator note. @param {AudioContext} ac @param {Note} note */
 function note(ac, { freq, start = 0, length = 0.12, type = "sine", gain = 0.18 }) {
   const t0 = ac.currentTime + start;
   const osc = ac.createOscillator();
@@ -38,6 +46,7 @@ function note(ac, { freq, start = 0, length = 0.12, type = "sine", gain = 0.18 }
   osc.stop(t0 + length + 0.02);
 }
 
+/** @type {Record<string, Note[]>} */
 const SOUNDS = {
   draw: [{ freq: [900, 500], length: 0.07, type: "triangle", gain: 0.12 }],
   place: [
@@ -54,6 +63,7 @@ const SOUNDS = {
   win: [523, 659, 784, 1047].map((f, i) => ({ freq: f, start: i * 0.12, length: 0.4, gain: 0.14 })),
 };
 
+/** Play sound `name` (draw, place, turn, tick, error, round, win), unless muted. @param {string} name */
 export function play(name) {
   const ac = audio();
   const parts = SOUNDS[name];

@@ -3,24 +3,30 @@
 // form), to join one by code, for a quick match, to watch one, for a rematch or a new
 // game (Play again), and to resume the seat of an earlier tab.
 
-import { conn } from "./conn.js";
-import { $ } from "./dom.js";
+import { fresh, send } from "./conn.js";
+import { isConnected } from "./reduce.js";
 import { canRematch } from "./rematch.js";
-import { show } from "./screens.js";
 import { leaveTable } from "./seat.js";
-import { state } from "./state.js";
+import { dispatch, getState } from "./state.js";
 import { lastSeat, loadPrefs, saveSeat } from "./store.js";
 import { spectatorsOption } from "./watch.js";
 
-/** The loading screen, saying what the page waits for. */
+/** @typedef {import("./protocol.js").Rules} Rules */
+
+/** The loading screen, saying what the page waits for. @param {string} text */
 function waitFor(text) {
-  $("loading-text").textContent = text;
-  show("loading");
+  dispatch({ type: "show", screen: "loading", loading: text });
 }
 
-/** The rules without the values that are their defaults (the server fills those in). */
+/**
+ * The rules without the values that are their defaults (the server fills those in).
+ * @param {Partial<Rules> & { players: number }} rules
+ * @returns {Partial<Rules> & { players: number }}
+ */
 function compactRules(rules) {
+  /** @type {Record<string, unknown> & { players: number }} */
   const out = { players: rules.players };
+  /** @type {Record<string, unknown>} */
   const defaults = { target: 500, max_recycles: 3, turn_cap: 200, tiebreak: "went_out" };
   for (const [key, value] of Object.entries(rules)) {
     if (key === "players") continue;
@@ -35,9 +41,16 @@ function compactRules(rules) {
   return out;
 }
 
+/**
+ * Ask for a new table: against the computer at once (`startNow`), or a private one.
+ * @param {string} name
+ * @param {Partial<Rules>} rules
+ * @param {string} level
+ * @param {boolean} startNow
+ */
 export function createTable(name, rules, level, startNow) {
   waitFor(startNow ? "Dealing the cards…" : "Opening a table…");
-  conn.send({
+  send({
     type: "create_table",
     name,
     rules,
@@ -47,28 +60,32 @@ export function createTable(name, rules, level, startNow) {
   });
 }
 
+/** @param {string} name @param {string} code */
 export function joinTable(name, code) {
   waitFor(`Joining table ${code}…`);
-  conn.send({ type: "join", code, name });
+  send({ type: "join", code, name });
 }
 
+/** @param {string} name @param {number} players */
 export function quickMatch(name, players) {
   waitFor("Looking for a table…");
-  conn.send({ type: "quick_match", name, players });
+  send({ type: "quick_match", name, players });
 }
 
+/** @param {string} code */
 export function watchTable(code) {
   waitFor(`Watching table ${code}…`);
-  conn.send({ type: "watch", code });
+  send({ type: "watch", code });
 }
 
 /** Play again: a rematch with the same people after a finished match, else a new game against the computer. */
 export function playAgain() {
+  const state = getState();
   const tv = state.tv;
-  if (canRematch(tv) && state.connected) {
+  if (canRematch(tv) && isConnected(state)) {
     // The same people again: the server seats everyone who answers at a new table.
     waitFor("Asking for a rematch…");
-    conn.send({ type: "rematch" });
+    send({ type: "rematch" });
     return;
   }
   const prefs = loadPrefs();
@@ -82,5 +99,5 @@ export function resumeLast() {
   if (!last) return;
   saveSeat(last);
   waitFor("Taking your seat again…");
-  conn.fresh();
+  fresh();
 }

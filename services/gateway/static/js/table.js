@@ -8,30 +8,19 @@ import { chip, el, mark, setRackCard, upright } from "./cards.js";
 import { scoredLength } from "./rules.js";
 
 import { $, button } from "./dom.js";
-import { isMyTurn, isSpectator, turnSeat } from "./selectors.js";
+import { isMyTurn, isSpectator, legalSets, seatName, turnSeat } from "./selectors.js";
 
-export function legalSets(tv, pending) {
-  const legal = pending ? [] : tv.legal || [];
-  return {
-    stock: legal.some((m) => m.act === "draw" && m.from === "stock"),
-    discard: legal.some((m) => m.act === "draw" && m.from === "discard"),
-    place: new Set(legal.filter((m) => m.act === "place").map((m) => m.slot)),
-    throw: legal.some((m) => m.act === "throw"),
-    repair: new Set(legal.filter((m) => m.act === "repair").map((m) => m.slot)),
-  };
-}
+/** @typedef {import("./protocol.js").TableView} TableView */
+/** @typedef {import("./protocol.js").Seat} Seat */
+/** @typedef {import("./selectors.js").LegalSets} LegalSets */
 
-export function seatName(tv, seat) {
-  if (seat === tv.view.seat) return "You";
-  const s = (tv.seats || []).find((x) => x.seat === seat);
-  return (s && s.name) || `Seat ${seat + 1}`;
-}
-
+/** A clock's time left, as m:ss. @param {number} ms */
 export function clockText(ms) {
   const s = Math.max(0, Math.ceil(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+/** @param {string} cls @param {string} long @param {string} short @param {string} title */
 function badge(cls, long, short, title) {
   return el(
     "span",
@@ -41,6 +30,7 @@ function badge(cls, long, short, title) {
   );
 }
 
+/** A seat's badge: computer, covering, offline, left. @param {Partial<Seat> | undefined} s */
 function kindBadge(s) {
   if (!s) return null;
   if (s.left) return badge("bot", "left · computer", "cpu", "Left the table; a computer player took the seat");
@@ -52,9 +42,33 @@ function kindBadge(s) {
   return null;
 }
 
+/** @param {number} side */
 const teamName = (side) => (side === 0 ? "Team A" : "Team B");
 
+/**
+ * What the table's controls do (js/play.js's `tableActions`).
+ * @typedef {object} TableActions
+ * @property {(source: "stock" | "discard") => void} draw
+ * @property {(slot: number) => void} slot a slot clicked, tapped, dropped on, or its key
+ * @property {() => void} throwCard
+ * @property {(slot: number) => void} repair swap `slot` and the next one
+ * @property {() => void} toggleRepair
+ * @property {() => void} toggleHistory
+ */
+
+/**
+ * What the table shows besides the view: the page's state of it.
+ * @typedef {object} TableUi
+ * @property {boolean} covered my seat is played by the computer
+ * @property {boolean} pending no move may be made now (one on its way, or not connected)
+ * @property {boolean} repairMode
+ * @property {boolean} historyOpen
+ * @property {string[]} log the recent moves, newest first
+ * @property {number} clockSeat the seat whose clock runs, or -1
+ */
+
 export class TableScreen {
+  /** @param {TableActions} actions */
   constructor(actions) {
     this.actions = actions;
     this.slots = [];
@@ -96,6 +110,7 @@ export class TableScreen {
     this.lastRack = null;
   }
 
+  /** Draw the table from the view and the page's state of it. @param {TableView} tv @param {TableUi} ui */
   render(tv, ui) {
     const v = tv.view;
     const size = 10 * v.rules.players + 20;
@@ -110,13 +125,14 @@ export class TableScreen {
     this.renderLog(ui.log);
   }
 
+  /** @param {TableView} tv */
   renderInfo(tv) {
     const v = tv.view;
     const info = $("table-info");
     info.hidden = false;
     info.replaceChildren(
       el("span", {}, "Round ", el("b", {}, v.round_no)),
-      tv.code ? el("span", { class: "code-info" }, el("span", { class: "lbl" }, "Table "), el("b", {}, tv.code)) : null,
+      tv.code ? el("span", { class: "code-info" }, el("span", { class: "lbl" }, "Table "), el("b", {}, tv.code)) : "",
       v.commitment
         ? el(
             "span",
@@ -124,10 +140,11 @@ export class TableScreen {
             "Deal ",
             el("b", {}, `${v.commitment.slice(0, 8)}…`),
           )
-        : null,
+        : "",
     );
   }
 
+  /** @param {TableView} tv @param {boolean} mine @param {LegalSets} legal @param {boolean} covered */
   renderBanner(tv, mine, legal, covered) {
     const v = tv.view;
     const banner = $("turn-banner");
@@ -151,6 +168,7 @@ export class TableScreen {
     $("my-score").textContent = `${v.rules.partners ? "Your team" : "You"}: ${score}`;
   }
 
+  /** @param {TableView} tv @param {number} size @param {LegalSets} legal @param {TableUi} ui */
   renderRack(tv, size, legal, ui) {
     const v = tv.view;
     const rack = v.rack;
@@ -207,6 +225,7 @@ export class TableScreen {
     }
   }
 
+  /** @param {TableView} tv @param {number} size @param {LegalSets} legal @param {TableUi} ui */
   renderPiles(tv, size, legal, ui) {
     const v = tv.view;
     const stock = button("stock");
@@ -240,6 +259,7 @@ export class TableScreen {
       card.setAttribute("role", "img");
       card.setAttribute("aria-label", `Your card: ${v.held}, from the ${v.held_from}`);
       card.addEventListener("dragstart", (e) => {
+        if (!e.dataTransfer) return;
         e.dataTransfer.setData("text/plain", String(v.held));
         e.dataTransfer.effectAllowed = "move";
       });
@@ -279,6 +299,7 @@ export class TableScreen {
     }
   }
 
+  /** @param {TableView} tv @param {number} size @param {TableUi} ui */
   renderOpponents(tv, size, ui) {
     const v = tv.view;
     const box = $("opponents");
@@ -288,6 +309,7 @@ export class TableScreen {
     const order = Array.from({ length: others }, (_, k) => (v.seat + 1 + k + n) % n);
     box.replaceChildren(
       ...order.map((seat) => {
+        /** @type {Partial<Seat>} */
         const s = tv.seats.find((x) => x.seat === seat) || {};
         const turn = turnSeat(tv) === seat;
         const known = (v.known && v.known[seat]) || [];
@@ -330,7 +352,7 @@ export class TableScreen {
             v.rules.partners ? el("span", {}, teamName(seat % 2)) : null,
             turn ? el("span", {}, v.phase === "resolve" ? "deciding…" : "to draw") : null,
             clock,
-            heldVisible ? el("span", {}, "holding ", chip(v.held, size)) : null,
+            heldVisible ? el("span", {}, "holding ", chip(heldVisible, size)) : null,
             pickup ? el("span", {}, "last took ", chip(pickup, size)) : null,
           ),
           rack,
@@ -340,6 +362,7 @@ export class TableScreen {
     );
   }
 
+  /** @param {TableView} tv */
   renderScores(tv) {
     const v = tv.view;
     const r = v.rules;
@@ -368,6 +391,7 @@ export class TableScreen {
     $("scores").replaceChildren(...rows);
   }
 
+  /** @param {string[]} lines */
   renderLog(lines) {
     $("movelog").replaceChildren(...lines.slice(0, 6).map((line) => el("li", {}, line)));
   }

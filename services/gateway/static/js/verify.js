@@ -10,11 +10,18 @@ import { Match, RackError, makeRules, parseMove } from "./rules.js";
 export const FORMAT = "rackem-match/1";
 const KEYS = ["format", "rules", "seed", "commitment", "moves", "result", "decks", "first_dealer"];
 
+/** @typedef {import("./rules.js").RoundResult} RoundResult */
+
+/** @param {string} message */
 function bad(message) {
   return new RackError("bad_log", message);
 }
 
-/** A fresh Match from a log's rules and seed or stacked decks; throws RackError("bad_log"). */
+/**
+ * A fresh Match from a log's rules and seed or stacked decks; throws RackError("bad_log").
+ * @param {any} log a parsed rackem-match/1 file, not yet checked
+ * @returns {Promise<Match>}
+ */
 export async function matchFromLog(log) {
   if (log === null || typeof log !== "object" || Array.isArray(log)) throw bad("a match log is a JSON object");
   if (log.format !== FORMAT) throw bad(`not a ${FORMAT} log (the "format" field)`);
@@ -26,7 +33,7 @@ export async function matchFromLog(log) {
   try {
     rules = makeRules(log.rules ?? {});
   } catch (exc) {
-    throw bad(`bad rules: ${exc.message}`);
+    throw bad(`bad rules: ${exc instanceof Error ? exc.message : exc}`);
   }
   if (!Array.isArray(log.moves)) throw bad('a log needs a "moves" list');
   if ("seed" in log) {
@@ -37,7 +44,7 @@ export async function matchFromLog(log) {
   }
   if ("decks" in log) {
     const decks = log.decks;
-    if (!Array.isArray(decks) || !decks.every((d) => Array.isArray(d) && d.every(Number.isInteger))) {
+    if (!Array.isArray(decks) || !decks.every((/** @type {unknown} */ d) => Array.isArray(d) && d.every(Number.isInteger))) {
       throw bad("decks must be a list of lists of card numbers");
     }
     return Match.create(rules, { decks, dealer: log.first_dealer ?? null });
@@ -48,19 +55,21 @@ export async function matchFromLog(log) {
 /**
  * What a log's replay says: valid, or the first wrong move (`move_index` null: the log as a whole).
  * @typedef {{ valid: boolean, finished?: boolean, error?: { move_index: number | null, reason: string },
- *   scores?: number[], rounds?: any[], winner?: number | null }} Report
+ *   scores?: number[], rounds?: RoundResult[], winner?: number | null }} Report
  */
 
-/** @returns {Report} */
+/** @param {number | null} index @param {string} reason @returns {Report} */
 const invalid = (index, reason) => ({ valid: false, error: { move_index: index, reason } });
+/** @param {unknown} a @param {unknown} b */
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * Re-derive a logged match and compare it with what the log claims. Resolves to
  * {valid: true, finished, scores, rounds, winner} or {valid: false, error: {move_index, reason}};
  * rejects with RackError("bad_log") for something that is not a log at all.
+ * @param {any} log a parsed rackem-match/1 file, not yet checked
+ * @returns {Promise<Report>}
  */
-/** @returns {Promise<Report>} */
 export async function verifyLog(log) {
   const match = await matchFromLog(log);
   if ("seed" in log && "commitment" in log) {

@@ -1,66 +1,58 @@
 // @ts-check
-// A `view` message: what changed (js/changes.js, pure), then the page's state and the
-// browser's storage, the sounds and announcements, the first-game hints, and drawing it.
+// What a new view sets off besides the state (js/reduce.js takes it in): what changed
+// (js/changes.js, pure) made heard — sounds and screen-reader announcements — then the
+// browser's storage (the commitment kept with the seat, the finished-games count) and
+// the first-game hints.
 
 import { viewChanges } from "./changes.js";
 import { take as takeHint } from "./hints.js";
-import { render } from "./render.js";
 import { scoredLength } from "./rules.js";
-import { announce, show, showHint } from "./screens.js";
-import { isCovered, isMatchOver, isPlaying, isSpectator } from "./selectors.js";
+import { announce } from "./screens.js";
+import { isCovered, isMatchOver, isPlaying, isSpectator, legalSets, seatName } from "./selectors.js";
 import { play } from "./sound.js";
-import { resetTable, state } from "./state.js";
+import { dispatch } from "./state.js";
 import { loadPrefs, loadSeat, saveSeat, updatePrefs } from "./store.js";
-import { legalSets, seatName } from "./table.js";
 
-/** @typedef {import("./selectors.js").TableView} TableView */
-
-/** A `view` message: what changed (pure), then the page's state, its reactions, and drawing it. @param {TableView} tv */
-export function onView(tv) {
-  const prev = state.tv && state.tv.table_id === tv.table_id ? state.tv : null;
-  const changed = viewChanges(prev, tv, (s) => seatName(tv, s));
-  if (changed.stale) return; // an older view arriving late
-  keepView(tv, changed);
-  reactTo(tv, changed);
-  hintsFor(tv, changed.myTurn);
-  document.title = changed.myTurn ? "Your turn — Rack'em" : "Rack'em — Rack-O online";
-  show("table");
-  render();
-}
+/** @typedef {import("./protocol.js").TableView} TableView */
+/** @typedef {import("./reduce.js").AppState} AppState */
+/** @typedef {import("./changes.js").Changes} Changes */
 
 /**
- * The new view into the page's state and the browser's storage.
- * @param {TableView} tv
- * @param {import("./changes.js").Changes} changed
+ * A `view` message was taken in (`before` → `after`): its reactions, unless it changed nothing (a late, older view).
+ * @param {AppState} before
+ * @param {AppState} after
  */
-function keepView(tv, changed) {
-  if (changed.newTable) resetTable();
-  state.tv = tv;
-  state.lobby = null;
-  state.receivedAt = performance.now();
-  if (state.pending && tv.version > state.pending.version) state.pending = null;
+export function reactToView(before, after) {
+  const tv = after.tv;
+  if (!tv || tv === before.tv) return;
+  const prev = before.tv && before.tv.table_id === tv.table_id ? before.tv : null;
+  const changed = viewChanges(prev, tv, (s) => seatName(tv, s));
+  keep(tv);
+  reactTo(tv, changed);
+  if (isCovered(tv) && !isCovered(prev)) {
+    announce("Your clock ran out: the computer is playing for you. Press Enter to take your seat back.");
+  }
+  const hint = hintFor(tv, changed.myTurn);
+  if (hint) dispatch({ type: "hint", text: hint });
+}
+
+/** The browser's storage: the commitment kept with the seat, a finished match counted. @param {TableView} tv */
+function keep(tv) {
   const seat = loadSeat();
   if (seat && !seat.commitment && tv.view.commitment) saveSeat({ ...seat, commitment: tv.view.commitment });
-  if (changed.move) {
-    state.log.unshift(changed.move);
-    state.log.length = Math.min(state.log.length, 20);
-  }
-  if (changed.roundDealt) state.log.unshift(`Round ${tv.view.round_no} dealt`);
-  if (changed.roundEnded) state.log.unshift(changed.roundEnded);
   if (isMatchOver(tv)) countFinished(tv);
-  if (!legalSets(tv).repair.size) state.repairMode = false;
 }
 
 /**
  * Sounds and screen-reader announcements for what changed (the last announcement is the one read).
  * @param {TableView} tv
- * @param {import("./changes.js").Changes} changed
+ * @param {Changes} changed
  */
 function reactTo(tv, changed) {
   const v = tv.view;
   if (changed.move) {
     if (changed.moveByOther) announce(changed.move);
-    play(changed.moveSound);
+    if (changed.moveSound) play(changed.moveSound);
   }
   if (changed.turnStarted) {
     play("turn");
@@ -86,6 +78,7 @@ function reactTo(tv, changed) {
   }
 }
 
+/** A finished match, counted once per tab (hints stop after the first). @param {TableView} tv */
 function countFinished(tv) {
   if (tv.status === "ended" && tv.view.winner === null) return;
   const key = `rackem.counted.${tv.table_id}`;
@@ -94,16 +87,22 @@ function countFinished(tv) {
   updatePrefs({ gamesFinished: loadPrefs().gamesFinished + 1 });
 }
 
-function hintsFor(tv, mine) {
+/**
+ * The first-game hint this view calls for, if any (each shows once: taking it is remembered).
+ * @param {TableView} tv
+ * @param {boolean} mine my turn now
+ * @returns {string | null}
+ */
+function hintFor(tv, mine) {
   const v = tv.view;
   const rules = v.rules;
   // No hints for the computer's moves, nor for a spectator.
-  if (!isPlaying(tv) || isCovered(tv) || isSpectator(tv)) return;
+  if (!isPlaying(tv) || isCovered(tv) || isSpectator(tv)) return null;
   let text = takeHint("marks", rules);
   if (!text && mine && v.phase === "draw") text = takeHint("draw", rules);
   if (!text && mine && v.phase === "resolve") {
     text = v.held_from === "discard" ? takeHint("discard", rules) : takeHint("place", rules) || takeHint("throw", rules);
   }
   if (!text && rules.run_to_go_out && scoredLength(v.rack, rules.descending) >= 6) text = takeHint("run", rules);
-  if (text) showHint(text);
+  return text;
 }

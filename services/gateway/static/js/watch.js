@@ -4,18 +4,24 @@
 // table open to spectators, and the spectator's table: every rack face down with what
 // is public (placed pickups, the visible centre, every rack once a round is over),
 // whose turn it is, the clocks and the scores. A spectator has no seat and no moves.
-
-import { normalCode } from "./home.js";
+// The code watched is kept in sessionStorage; the state says whether the server took
+// this page as a spectator (`watching`).
 
 import { $, input } from "./dom.js";
+import { normalCode } from "./home.js";
 import { isSpectator } from "./selectors.js";
+
+/** @typedef {import("./protocol.js").TableView} TableView */
+/** @typedef {import("./protocol.js").Lobby} Lobby */
+
 const KEY = "rackem.watch";
 
+/** The link that opens a table as a spectator. @param {string} code */
 export function watchLink(code) {
   return `${location.origin}/?watch=${encodeURIComponent(code)}`;
 }
 
-/** The code this tab watches (kept for a reload or a reconnect), or null. */
+/** The code this tab watches or asked to watch (kept for a reload or a reconnect), or null. */
 export function watchedCode() {
   try {
     return sessionStorage.getItem(KEY);
@@ -24,7 +30,8 @@ export function watchedCode() {
   }
 }
 
-function remember(code) {
+/** Keep the code this tab watches (null: it watches nothing). @param {string | null} code */
+export function rememberWatched(code) {
   try {
     if (code) sessionStorage.setItem(KEY, code);
     else sessionStorage.removeItem(KEY);
@@ -33,29 +40,15 @@ function remember(code) {
   }
 }
 
-/** True while this tab watches a table (it holds no seat). */
-export function isWatching() {
-  return document.body.dataset.watching === "1";
-}
-
-/** The server took this connection as a spectator of `msg.code`'s table. */
-export function onWatching(msg) {
-  remember(msg.code);
-  document.body.dataset.watching = "1";
-}
-
-/** Watching is over (left, the match ended and the player went home, or refused). */
-export function stopWatching() {
-  remember(null);
-  delete document.body.dataset.watching;
-}
-
-/** The Watch form and the watch link. `handlers.watch(code)` sends `watch`. */
+/**
+ * The Watch form and the watch link. `handlers.watch(code)` sends `watch`.
+ * @param {{ error: (text: string) => void, info: (text: string) => void, watch: (code: string) => void }} handlers
+ */
 export function initWatch(handlers) {
   const fromLink = normalCode(new URLSearchParams(location.search).get("watch"));
   if (fromLink.length === 6) {
     input("watch-code").value = fromLink;
-    remember(fromLink);
+    rememberWatched(fromLink);
   }
   $("form-watch").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -65,7 +58,7 @@ export function initWatch(handlers) {
       $("watch-code").focus();
       return;
     }
-    remember(code);
+    rememberWatched(code);
     handlers.watch(code);
   });
   $("btn-copy-watch").addEventListener("click", async () => {
@@ -81,6 +74,7 @@ export function initWatch(handlers) {
 }
 
 /** The waiting room: a watch link when the table is open to spectators; a spectator's note. */
+/** @param {Lobby} lobby */
 export function renderWatchLobby(lobby) {
   const open = lobby.spectators === "public";
   $("lobby-watch").hidden = !open;
@@ -91,8 +85,11 @@ export function renderWatchLobby(lobby) {
   }
 }
 
-/** The spectator's controls (no Play again: a rematch is for the players), and for
- * everyone at the table how many are watching. */
+/**
+ * The spectator's controls (no Play again: a rematch is for the players), and for
+ * everyone at the table how many are watching.
+ * @param {TableView} tv
+ */
 export function renderWatchTable(tv) {
   const watching = isSpectator(tv);
   $("btn-again").hidden = watching;
