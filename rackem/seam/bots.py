@@ -2,7 +2,7 @@
 
 Under ``rackem up`` the table replica and the bot service share one process and one event
 loop. Over loopback gRPC each bot move cost a unary call (request and reply through
-gRPC's machinery and its threads, ~2 ms of CPU in all, docs/performance.md) for a choice
+gRPC's machinery and its threads; what it cost: docs/performance.md) for a choice
 that takes a fraction of that. ``LocalBots`` answers the table's call (``Bots`` in
 services/table/bot_client.py) with the bot service's own operation (``BotService``),
 directly.

@@ -327,9 +327,9 @@ async def _lone(client: RedisClient, args: tuple[Any, ...]) -> Any:
     """One command on its own, answered as a pipeline answers it (its error as its result).
 
     A batch of one is most batches while a replica is not busy. As a plain command it
-    costs the loop about a fifth less than as a pipeline of one (no pipeline object, its
-    command stack and its shielded reset: ~54 against ~69 µs of CPU per ``EVALSHA`` on a
-    local ``redis-server``), and it is sent the same way, with the same retries.
+    costs the loop less than a pipeline of one (no pipeline object, its command stack and
+    its shielded reset; the figures: docs/performance.md, *Redis*), and it is sent the same
+    way, with the same retries.
     """
     try:
         return await client.execute_command(*args)
