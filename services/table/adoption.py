@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import logging
 import math
-from typing import TYPE_CHECKING
 
 from services.common.errors import ServiceError
 from services.common.logs import event
@@ -30,9 +29,7 @@ from services.table.leases import parse_owner
 from services.table.store.lease_index import FINISHED
 from services.table.stored import StoredTable
 from services.table.table import Table
-
-if TYPE_CHECKING:
-    from services.table.tables import Tables
+from services.table.tables_api import TablesApi
 
 __all__ = ["Adoption"]
 
@@ -40,7 +37,7 @@ log = logging.getLogger("rackem.table")
 
 
 class Adoption:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: TablesApi) -> None:
         """Taking tables over for ``tables``, this replica's."""
         self._tables = tables
         self._pending: dict[str, asyncio.Future[Table]] = {}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-from typing import TYPE_CHECKING
 
 from rackcore import Match, Rules, RulesError, commitment
 from rackcore.bots import LEVELS
@@ -31,10 +30,8 @@ from services.table.clocks import now_ms
 from services.table.leases import parse_owner
 from services.table.stored import SeatMeta, TableMeta, TableState
 from services.table.table import Table
+from services.table.tables_api import TablesApi
 from services.table.tokens import is_token_hash, new_token, token_hash
-
-if TYPE_CHECKING:
-    from services.table.tables import Tables
 
 __all__ = ["MAX_CODE", "TABLE_ID", "create"]
 
@@ -94,7 +91,7 @@ def _checked(
 
 
 async def create(
-    tables: Tables, request: table_pb2.CreateTableRequest
+    tables: TablesApi, request: table_pb2.CreateTableRequest
 ) -> table_pb2.CreateTableReply:
     """Create the table ``request`` asks for and serve it among ``tables``."""
     if tables.draining:
@@ -129,7 +126,7 @@ async def create(
 
 
 async def _created_before(
-    tables: Tables, meta: TableMeta, made_tokens: bool
+    tables: TablesApi, meta: TableMeta, made_tokens: bool
 ) -> table_pb2.CreateTableReply:
     """A repeated CreateTable (its reply was lost): the same table again, once more.
 

@@ -16,13 +16,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from services.common.errors import ServiceError, StoreUnavailable
 from services.common.logs import event
-
-if TYPE_CHECKING:
-    from services.table.table import Table
 
 __all__ = ["store_call"]
 
@@ -31,7 +28,22 @@ log = logging.getLogger("rackem.table")
 T = TypeVar("T")
 
 
-async def store_call(table: Table, call: Callable[[], Awaitable[T]]) -> T:
+class _Config(Protocol):
+    @property
+    def store_hold_ms(self) -> int: ...
+
+
+class _Table(Protocol):
+    """What a store call reads of its table (``Table``, table.py)."""
+
+    @property
+    def table_id(self) -> str: ...
+    @property
+    def config(self) -> _Config: ...
+    def close(self, error: ServiceError) -> None: ...
+
+
+async def store_call(table: _Table, call: Callable[[], Awaitable[T]]) -> T:
     """Await ``call``, tried again while the store is unreachable for up to the table's
     ``store_hold_ms`` (its moves are held back meanwhile); if it still fails, close
     ``table`` (it may be ahead of the store: it is rebuilt from it later)."""
