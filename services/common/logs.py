@@ -7,6 +7,12 @@ callers could keep it out. Every record's exception goes through ``exception_fie
 ``exc_info=True`` and ``log.exception`` included: ``error_type`` (the chain of types,
 causes first, as ``ValueError <- KeyError``) and ``trace`` (the frames, file, line,
 function and source line, of each). A trace holds code, never values.
+
+A library's record (a logger outside ``rackem``: grpc, uvicorn, psycopg's pool…) is
+written as ``library_log`` with its logger's name and, where the library left its values
+to the formatter, its message's template (``"error connecting in %r: %s"``), never the
+values: a library writes what it likes into them (a database's host and port, a client's
+address).
 """
 
 from __future__ import annotations
@@ -31,14 +37,22 @@ class JsonFormatter(logging.Formatter):
             "ts": round(time.time(), 3),
             "level": record.levelname.lower(),
             "service": self.service,
-            "event": record.getMessage(),
+            "event": record.getMessage() if _ours(record) else "library_log",
         }
+        if not _ours(record):
+            out["logger"] = record.name
+            if record.args and isinstance(record.msg, str):
+                out["template"] = record.msg
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             out.update(fields)
         if record.exc_info and record.exc_info[1] is not None:
             out.update(exception_fields(record.exc_info[1]))
         return json.dumps(out, default=str)
+
+
+def _ours(record: logging.LogRecord) -> bool:
+    return record.name == "rackem" or record.name.startswith("rackem.")
 
 
 def exception_fields(exc: BaseException) -> dict[str, str]:

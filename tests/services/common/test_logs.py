@@ -62,6 +62,25 @@ def test_an_exception_is_logged_by_type_and_trace_never_its_text(captured: io.St
         assert "_fail_with_a_name" in str(line["trace"])  # where it failed: code, not values
 
 
+def test_a_librarys_record_keeps_its_template_and_drops_its_values() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter("test"))
+    library = logging.getLogger("psycopg.pool")
+    library.addHandler(handler)
+    try:
+        library.warning("error connecting in %r: %s", "archive", "host 10.1.2.3 port 5432")
+        library.warning(f"formatted early for {NAME}")  # no args: the text is not kept
+    finally:
+        library.removeHandler(handler)
+    text = stream.getvalue()
+    assert "10.1.2.3" not in text and NAME not in text
+    first, second = _lines(stream)
+    assert (first["event"], first["logger"]) == ("library_log", "psycopg.pool")
+    assert first["template"] == "error connecting in %r: %s"
+    assert "template" not in second
+
+
 class _LeakyBots(BotService):
     """A bot service whose every choice fails with a message holding a name and a token."""
 
