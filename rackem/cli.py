@@ -16,6 +16,7 @@ COMMANDS = (
     "rackem.serve",
     "rackem.play",
     "rackem.tournament",
+    "rackem.migrate",
 )
 
 

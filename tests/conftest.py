@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from hangs import dump_tasks
+from postgres_engine import Postgres
 from published_ports import published_port
 from redis_engines import Engines
 
@@ -114,7 +115,11 @@ class Engine:
         """The settings that point a build and compose at the local base images
         (scripts/containers/: no registry here) where this engine has them; none where it
         has not, so that the digests pinned in Dockerfile and compose.yaml are pulled."""
-        local = {"PYTHON_IMAGE": LOCAL_PYTHON_IMAGE, "RACKEM_REDIS_IMAGE": LOCAL_REDIS_IMAGE}
+        local = {
+            "PYTHON_IMAGE": LOCAL_PYTHON_IMAGE,
+            "RACKEM_REDIS_IMAGE": LOCAL_REDIS_IMAGE,
+            "RACKEM_POSTGRES_IMAGE": LOCAL_POSTGRES_IMAGE,
+        }
         have = {
             name: image
             for name, image in local.items()
@@ -128,6 +133,7 @@ class Engine:
 
 LOCAL_PYTHON_IMAGE = "localhost/python:3.11-slim"  # scripts/containers/build-python-image
 LOCAL_REDIS_IMAGE = "localhost/redis:7"  # scripts/containers/build-redis-image
+LOCAL_POSTGRES_IMAGE = "localhost/postgres:15"  # scripts/containers/build-postgres-image
 
 
 @pytest.fixture(scope="session")
@@ -221,6 +227,19 @@ def redis_engines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engines]
         yield engines
     finally:
         engines.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """Debian's PostgreSQL on loopback under its own user (tests/postgres_engine.py),
+    started on first use and shared by the session: ``postgres.database()`` makes each
+    test a database of its own and returns its URL."""
+    server = Postgres()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

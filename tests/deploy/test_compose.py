@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 RACKEM_SERVICES = {"bot", "table-1", "table-2", "matchmaker", "gateway"}
-SERVICES = RACKEM_SERVICES | {"redis"}
+SERVICES = RACKEM_SERVICES | {"redis", "postgres"}  # each healthy while the stack runs
+ONE_SHOT = {"migrate"}  # runs `rackem migrate`, exits 0, and the tables start after it
+PASSWORDS = {"REDIS_PASSWORD": "pw-of-the-test", "POSTGRES_PASSWORD": "pg-pw-of-the-test"}
 
 
 def test_compose_file_describes_the_stack(compose: list[str]) -> None:
@@ -34,19 +36,21 @@ def test_compose_file_describes_the_stack(compose: list[str]) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "RACKEM_PORT": "8000", "REDIS_PASSWORD": "pw-of-the-test"},
+        env={**os.environ, "RACKEM_PORT": "8000", **PASSWORDS},
     )
     assert rendered.returncode == 0, rendered.stderr
     services: dict[str, Any] = json.loads(rendered.stdout)["services"]
-    assert set(services) == SERVICES
+    assert set(services) == SERVICES | ONE_SHOT
     assert {name for name, service in services.items() if "build" in service} == {"bot"}
-    assert len({services[name]["image"] for name in RACKEM_SERVICES}) == 1
-    for name in SERVICES:
+    assert len({services[name]["image"] for name in RACKEM_SERVICES | ONE_SHOT}) == 1
+    for name in SERVICES | ONE_SHOT:
         service = services[name]
         assert service["init"] is True
-        assert service["healthcheck"]["test"][0] == "CMD-SHELL"  # podman splits exec form
-        for dependency in service.get("depends_on", {}).values():
-            assert dependency["condition"] == "service_healthy"
+        if name in SERVICES:
+            assert service["healthcheck"]["test"][0] == "CMD-SHELL"  # podman splits exec form
+        for dependency, condition in service.get("depends_on", {}).items():
+            want = "service_completed_successfully" if dependency in ONE_SHOT else "service_healthy"
+            assert condition["condition"] == want
     for name in RACKEM_SERVICES:
         assert services[name]["command"][0] == "serve"
         assert services[name]["read_only"] is True
@@ -72,10 +76,27 @@ def test_compose_file_describes_the_stack(compose: list[str]) -> None:
     for name in ("table-1", "table-2", "matchmaker"):
         url = services[name]["environment"]["REDIS_URL"]
         assert url == "redis://:pw-of-the-test@redis:6379/0"
+    # The archive: PostgreSQL on a volume behind its password; `rackem migrate` once, before
+    # the tables (the only service that reads and writes it); never by a service itself.
+    postgres = services["postgres"]
+    assert postgres["environment"]["POSTGRES_PASSWORD"] == "pg-pw-of-the-test"
+    assert [v["target"] for v in postgres["volumes"]] == ["/var/lib/postgresql/data"]
+    migrate = services["migrate"]
+    assert migrate["command"][0] == "migrate" and migrate["read_only"] is True
+    assert migrate["depends_on"]["postgres"]["condition"] == "service_healthy"
+    database_url = "postgresql://rackem:pg-pw-of-the-test@postgres:5432/rackem"
+    assert migrate["environment"]["DATABASE_URL"] == database_url
+    for name in ("table-1", "table-2"):
+        assert services[name]["environment"]["DATABASE_URL"] == database_url
+        assert "migrate" in services[name]["depends_on"]
+    users = {name for name, s in services.items() if "DATABASE_URL" in s.get("environment", {})}
+    assert users == {"table-1", "table-2", "migrate"}
 
 
-def test_compose_refuses_to_run_redis_without_a_password(compose: list[str]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_PASSWORD"}
+@pytest.mark.parametrize("missing", sorted(PASSWORDS))
+def test_compose_refuses_to_run_without_a_password(compose: list[str], missing: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in PASSWORDS}
+    env.update({name: value for name, value in PASSWORDS.items() if name != missing})
     rendered = subprocess.run(
         [*compose, "--env-file", os.devnull, "config", "--format", "json"],
         capture_output=True,
@@ -84,7 +105,7 @@ def test_compose_refuses_to_run_redis_without_a_password(compose: list[str]) -> 
         env=env,
     )
     assert rendered.returncode != 0
-    assert "REDIS_PASSWORD" in rendered.stderr
+    assert missing in rendered.stderr
 
 
 @dataclass(frozen=True)
@@ -110,6 +131,7 @@ def stack(container_engine: Engine, compose: list[str]) -> Iterator[Stack]:
     stack = Stack([*compose, "--project-name", project], env, published_port())
     stack.env["RACKEM_PORT"] = str(stack.port)
     stack.env["REDIS_PASSWORD"] = secrets.token_hex(16)
+    stack.env["POSTGRES_PASSWORD"] = secrets.token_hex(16)
     healthchecks = None
     if container_engine.podman:  # podman runs no healthchecks by itself
         healthchecks = subprocess.Popen(
@@ -136,8 +158,14 @@ def test_compose_stack_comes_up_healthy_and_serves_the_host(stack: Stack) -> Non
     listed = stack.run("ps", "--all", "--format", "json")
     assert listed.returncode == 0, listed.stderr
     containers = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
-    health = {container["Service"]: container["Health"] for container in containers}
+    health = {c["Service"]: c["Health"] for c in containers if c["Service"] in SERVICES}
     assert health == dict.fromkeys(SERVICES, "healthy"), stack.logs()
+    (migrated,) = [c for c in containers if c["Service"] in ONE_SHOT]
+    assert (migrated["State"], migrated["ExitCode"]) == ("exited", 0), stack.logs()
+    # It ran `rackem migrate`: the archive's schema is this release's, and again is a no-op.
+    again = stack.run("run", "--rm", "--no-deps", "migrate", "migrate", "--check")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.strip().splitlines()[-1])["state"] == "current"
 
     response = httpx.get(f"http://127.0.0.1:{stack.port}/healthz", timeout=10)
     assert response.status_code == 200

@@ -74,8 +74,10 @@ def test_image_holds_every_service_and_the_web_client(container_engine: Engine, 
     script = (
         "import importlib, os, pathlib;"
         "names = ['services.gateway.app', 'services.table.server',"
-        " 'services.matchmaker.server', 'services.bot.server', 'rackem.serve'];"
+        " 'services.matchmaker.server', 'services.bot.server', 'rackem.serve',"
+        " 'services.archive.postgres', 'services.archive.sqlite', 'rackem.migrate'];"
         "[importlib.import_module(name) for name in names];"
+        "from services.archive import schema; schema.head();"  # the migrations are in it
         "import services.gateway as gateway;"
         "static = pathlib.Path(gateway.__file__).parent / 'static';"
         "print(os.getuid(), sum(1 for p in static.rglob('*') if p.is_file()))"

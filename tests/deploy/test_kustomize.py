@@ -57,9 +57,13 @@ def policy_problems(manifests: tuple[Manifest, ...]) -> list[str]:
                 for resource in ("cpu", "memory"):
                     if resource not in resources.get(bound, {}):
                         problems.append(f"{where}: no {resource} in resources.{bound}")
-            is_init = container in pod.get("initContainers", [])
+            # Probes are for what serves: not an init container, nor a Job's run to its end.
+            serves = container not in pod.get("initContainers", []) and workload["kind"] not in (
+                "Job",
+                "CronJob",
+            )
             for probe in ("readinessProbe", "livenessProbe"):
-                if not is_init and probe not in container:
+                if serves and probe not in container:
                     problems.append(f"{where}: no {probe}")
             if security.get("runAsNonRoot") is not True:
                 problems.append(f"{where}: runAsNonRoot is not true")
@@ -299,3 +303,57 @@ def test_the_sentinel_component_runs_a_primary_a_replica_and_three_sentinels(
     _redis_url_from_the_secret(manifests)
     policies = by_kind(manifests, "NetworkPolicy")
     assert {"redis-sentinel", "redis-replication", "redis-sentinel-clients"} <= set(policies)
+
+
+def test_the_archive_is_migrated_by_its_job_and_read_by_the_tables(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    """DATABASE_URL from the Secret, where the archive is used: the table replicas (which
+    wait for the schema, never make it) and the migrate Job (which makes it)."""
+    secret = {"name": "rackem-database", "key": "url"}
+    users = set()
+    for workload in (m for m in manifests if m["kind"] in WORKLOADS):
+        for container in containers(workload):
+            env = {var["name"]: var for var in container.get("env", [])}
+            if "DATABASE_URL" in env:
+                assert env["DATABASE_URL"]["valueFrom"]["secretKeyRef"] == secret
+                users.add(f"{workload['kind']}/{workload['metadata']['name']}/{container['name']}")
+    assert users == {
+        "Deployment/table/wait-for-schema",
+        "Deployment/table/table",
+        "Job/migrate/migrate",
+    }
+    job = by_kind(manifests, "Job")["migrate"]
+    (migrate,) = pod_spec(job)["containers"]
+    assert migrate["args"][0] == "migrate" and "--check" not in migrate["args"]
+    assert pod_spec(job)["restartPolicy"] == "OnFailure" and job["spec"]["backoffLimit"] >= 1
+    (wait,) = pod_spec(by_kind(manifests, "Deployment")["table"])["initContainers"]
+    assert wait["args"][:2] == ["migrate", "--check"] and "--wait" in wait["args"]
+    assert (
+        wait["image"]
+        == migrate["image"]
+        == pod_spec(by_kind(manifests, "Deployment")["table"])["containers"][0]["image"]
+    )
+
+
+def test_dev_runs_a_small_postgresql_for_the_archive(render: Render) -> None:
+    manifests = render("dev")
+    postgres = by_kind(manifests, "StatefulSet")["postgres"]
+    (claim,) = postgres["spec"]["volumeClaimTemplates"]
+    (container,) = pod_spec(postgres)["containers"]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts["data"] == "/var/lib/postgresql/data"
+    env = {var["name"]: var for var in container["env"]}
+    assert env["PGDATA"]["value"].startswith(mounts["data"] + "/")  # not the volume's root
+    password = env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert password == {"name": "rackem-database", "key": "password"}
+    service = by_kind(manifests, "Service")["postgres"]
+    assert [p["port"] for p in service["spec"]["ports"]] == [5432]
+    assert claim["metadata"]["name"] == "data"
+
+
+def test_prod_runs_no_postgresql_of_its_own(render: Render) -> None:
+    manifests = render("prod")
+    assert "postgres" not in by_kind(manifests, "StatefulSet")
+    assert "postgres" not in by_kind(manifests, "Service")
+    assert "migrate" in by_kind(manifests, "Job")

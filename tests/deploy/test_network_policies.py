@@ -4,7 +4,9 @@ A small evaluator of Kubernetes NetworkPolicy semantics (podSelector and namespa
 matchLabels, peers, ports, policy types) computes every allowed (source, destination,
 port) among the pods of an overlay, the pods of the other namespaces that matter (the
 ingress controller's, the monitoring one's) and "outside" (anything else: clients on
-the internet, a managed Redis, any other pod of the cluster).
+the internet, a managed Redis or PostgreSQL, any other pod of the cluster). The pods are
+those of every Deployment, StatefulSet (Redis, the dev overlay's PostgreSQL) and Job (the
+archive's migration).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 Manifest = dict[str, Any]
 Labels = Mapping[str, str]
 OUTSIDE = "outside"
-OUTSIDE_PORTS = (80, 443, 6379, 8000)  # destinations outside that anything might try
+OUTSIDE_PORTS = (80, 443, 5432, 6379, 8000)  # destinations outside that anything might try
+WORKLOADS = ("Deployment", "StatefulSet", "Job")
 INGRESS = "namespace ingress-nginx"  # the ingress controller's pods
 MONITORING = "namespace monitoring"  # Prometheus, prometheus-adapter
 NAMESPACES = {INGRESS: "ingress-nginx", MONITORING: "monitoring"}
@@ -35,6 +38,12 @@ DESIGNED = {
     # Redis may be a managed service outside the cluster (external-redis).
     ("table", OUTSIDE, 6379),
     ("matchmaker", OUTSIDE, 6379),
+    # The archive: the tables read and write it, the migrate Job migrates it; PostgreSQL in
+    # the cluster (dev) or a managed one outside it (prod).
+    ("table", "postgres", 5432),
+    ("migrate", "postgres", 5432),
+    ("table", OUTSIDE, 5432),
+    ("migrate", OUTSIDE, 5432),
 }
 
 
@@ -106,9 +115,9 @@ def reachable(manifests: tuple[Manifest, ...]) -> set[tuple[str, str, int]]:
     policies = [m for m in manifests if m["kind"] == "NetworkPolicy"]
     pods: dict[str, Labels] = {}
     ports: dict[str, dict[int, str]] = {}
-    for deployment in (m for m in manifests if m["kind"] == "Deployment"):
-        name = deployment["metadata"]["name"]
-        template = deployment["spec"]["template"]
+    for workload in (m for m in manifests if m["kind"] in WORKLOADS):
+        name = workload["metadata"]["name"]
+        template = workload["spec"]["template"]
         pods[name] = template["metadata"]["labels"]
         ports[name] = {
             p["containerPort"]: p.get("name", "")
@@ -136,7 +145,7 @@ def reachable(manifests: tuple[Manifest, ...]) -> set[tuple[str, str, int]]:
 
 
 def test_policies_allow_exactly_the_designed_paths(manifests: tuple[Manifest, ...]) -> None:
-    pods = {m["metadata"]["name"] for m in manifests if m["kind"] == "Deployment"}
+    pods = {m["metadata"]["name"] for m in manifests if m["kind"] in WORKLOADS}
     designed = {path for path in DESIGNED if {path[0], path[1]} <= pods | {OUTSIDE, *NAMESPACES}}
     assert reachable(manifests) == designed
 

@@ -1,0 +1,1 @@
+"""One migration per file (alembic does not read this one); docs/archive.md, *Migrations*."""
