@@ -31,6 +31,9 @@ import redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from seat_views import view_of, views  # noqa: E402
 
 from rackcore import Rules  # noqa: E402
 from rackcore.bots import choose  # noqa: E402
@@ -47,7 +50,6 @@ from services.matchmaker.store.redis_keys import Layout  # noqa: E402
 from services.table.server import create_server  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
 from services.table.store.redis import RedisStore, keys  # noqa: E402
-from services.table.views import view_of  # noqa: E402
 
 LOCAL = "127.0.0.1"
 PASSWORD = secrets.token_hex(16)
@@ -92,7 +94,7 @@ async def play(
         nonlocal moves
         request = table_pb2.SeatRequest(table_id=table_id, token=token)
         done: set[tuple[int, str]] = set()
-        async for tv in link.subscribe(request):
+        async for tv in views(link, request):
             if tv.status == "round_over":
                 if (tv.version, "continue") not in done:
                     done.add((tv.version, "continue"))

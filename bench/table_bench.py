@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 import grpc
+from seat_views import view_of
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.gateway.link import Link, dial
-from services.table.views import view_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = 2

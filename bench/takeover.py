@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from lease_bench import LOCAL, PASSWORD, start_redis  # noqa: E402
+from seat_views import view_of, views  # noqa: E402
 
 from rackcore.bots import choose  # noqa: E402
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc  # noqa: E402
@@ -54,7 +55,6 @@ from services.common.errors import ServiceError  # noqa: E402
 from services.convert import move_to_pb  # noqa: E402
 from services.gateway.link import Link, dial  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
-from services.table.views import view_of  # noqa: E402
 
 GIVE_UP_S = 30.0
 RETRY_S = 0.02
@@ -115,7 +115,7 @@ class Seat:
         while not self.done:
             link = dial(table_pb2_grpc.TableStub(channels[self.addr]))
             try:
-                async for view in link.subscribe(request):
+                async for view in views(link, request):
                     self.views.append((time.monotonic(), view.version, self.addr))
                     await self.answer(link, view)
                 self.done = True

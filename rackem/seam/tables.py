@@ -92,22 +92,16 @@ class DirectLink:
         await _called("Link", self._service.leave(copied(request)), timeout)
 
     def subscribe(
-        self,
-        request: table_pb2.SeatRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        self, request: table_pb2.SeatRequest, on_view: Callable[[game_pb2.TableView], None]
     ) -> LinkFeed:
         return self._open(partial(self._service.subscribe, copied(request)), on_view)
 
     def watch(
-        self,
-        request: table_pb2.SummaryRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        self, request: table_pb2.SummaryRequest, on_view: Callable[[game_pb2.TableView], None]
     ) -> LinkFeed:
         return self._open(partial(self._service.watch, copied(request)), on_view)
 
-    def _open(
-        self, opener: Opener, on_view: Callable[[game_pb2.TableView], None] | None
-    ) -> LinkFeed:
+    def _open(self, opener: Opener, on_view: Callable[[game_pb2.TableView], None]) -> LinkFeed:
         views = _Views()
         feed = LinkFeed(views.close, on_view)
         views.relay = relay = FeedRelay(

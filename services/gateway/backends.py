@@ -189,7 +189,7 @@ class Backends:
         self,
         addr: str,
         request: table_pb2.SeatRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        on_view: Callable[[game_pb2.TableView], None],
     ) -> LinkFeed:
         """The seat's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
         return self.link(addr).subscribe(request, on_view)
@@ -198,7 +198,7 @@ class Backends:
         self,
         addr: str,
         request: table_pb2.SummaryRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        on_view: Callable[[game_pb2.TableView], None],
     ) -> LinkFeed:
         """A spectator's views from the replica at ``addr`` (``TABLE_ADDR`` when empty)."""
         return self.link(addr).watch(request, on_view)

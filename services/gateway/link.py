@@ -66,14 +66,10 @@ class TableLink(Protocol):
     async def continue_round(self, request: table_pb2.SeatRequest, timeout: float) -> None: ...
     async def leave(self, request: table_pb2.SeatRequest, timeout: float) -> None: ...
     def subscribe(
-        self,
-        request: table_pb2.SeatRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        self, request: table_pb2.SeatRequest, on_view: Callable[[game_pb2.TableView], None]
     ) -> LinkFeed: ...
     def watch(
-        self,
-        request: table_pb2.SummaryRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        self, request: table_pb2.SummaryRequest, on_view: Callable[[game_pb2.TableView], None]
     ) -> LinkFeed: ...
     async def close(self) -> None: ...
 
@@ -93,32 +89,24 @@ def _expire(answer: asyncio.Future[table_pb2.LinkEvent]) -> None:
 
 
 class LinkFeed:
-    """One seat's views over a link: iterate it, or give ``on_view`` and await ``finished``;
-    ``close`` it when done.
+    """One seat's views over a link: each goes to ``on_view``; await ``finished`` for the
+    end, and ``close`` it when done.
 
     ``on_view`` is called with each view as the link reads it, so no task stands between
-    the link and the follower; if it raises, the subscription ends with that error.
+    the link and the follower; if it raises, the feed ends with that error.
     ``on_close`` tells the link's far side that its reader is gone (once, on ``close``).
     """
 
     def __init__(
-        self,
-        on_close: Callable[[], None],
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        self, on_close: Callable[[], None], on_view: Callable[[game_pb2.TableView], None]
     ) -> None:
         self._on_close = on_close
         self._on_view = on_view
-        # lean_sync's Event and a list: no deques (~760 bytes each) per seat
-        self._views: list[game_pb2.TableView] = []
-        self._wake = Event()
+        self._wake = Event()  # lean_sync's: no deque (~760 bytes) per seat
         self._over = False
         self._error: BaseException | None = None
 
     def put(self, view: game_pb2.TableView) -> None:
-        if self._on_view is None:
-            self._views.append(view)
-            self._wake.set()
-            return
         if self._over:
             return
         try:
@@ -129,7 +117,7 @@ class LinkFeed:
             self._wake.set()
 
     async def finished(self) -> None:
-        """Wait for the end (with ``on_view``); raises what it ended with, if anything."""
+        """Wait for the end; raises what it ended with, if anything."""
         while not self._over:
             self._wake.clear()
             await self._wake.wait()
@@ -140,19 +128,6 @@ class LinkFeed:
         self._over = True
         self._error = error
         self._wake.set()
-
-    def __aiter__(self) -> LinkFeed:
-        return self
-
-    async def __anext__(self) -> game_pb2.TableView:
-        while not self._views:
-            if self._over:
-                if self._error is not None:
-                    raise self._error
-                raise StopAsyncIteration
-            self._wake.clear()
-            await self._wake.wait()
-        return self._views.pop(0)
 
     def close(self) -> None:
         """Stop the views (the replica lets go of the seat's subscription)."""
@@ -231,24 +206,20 @@ class Link:
         return event
 
     def subscribe(
-        self,
-        request: table_pb2.SeatRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        self, request: table_pb2.SeatRequest, on_view: Callable[[game_pb2.TableView], None]
     ) -> LinkFeed:
-        """The seat's views, from its current one on (``close`` it when done)."""
+        """The seat's views to ``on_view``, from its current one on (``close`` it when done)."""
         return self._stream(on_view, lambda id: table_pb2.LinkCall(id=id, subscribe=request))
 
     def watch(
-        self,
-        request: table_pb2.SummaryRequest,
-        on_view: Callable[[game_pb2.TableView], None] | None = None,
+        self, request: table_pb2.SummaryRequest, on_view: Callable[[game_pb2.TableView], None]
     ) -> LinkFeed:
         """A spectator's views of the table, as ``subscribe``'s (``close`` it when done)."""
         return self._stream(on_view, lambda id: table_pb2.LinkCall(id=id, watch=request))
 
     def _stream(
         self,
-        on_view: Callable[[game_pb2.TableView], None] | None,
+        on_view: Callable[[game_pb2.TableView], None],
         call: Callable[[int], table_pb2.LinkCall],
     ) -> LinkFeed:
         """A subscription for the stream that ``call(id)`` opens (ended at once if the link is)."""

@@ -10,10 +10,9 @@ A table pushes without waiting; a feed whose queue is full is dropped (it ends w
 ``unavailable`` and the gateway subscribes again). A newer feed of the same seat ends
 the older one cleanly.
 
-A reader that never waits (``FeedRelay``, for a gateway's link: it only hands views
-on) gives ``notify``: it is called at once on every push and at the end, and ``take``
-hands it what is queued, so no task sits between the table and the link. A reader
-without ``notify`` awaits ``next`` instead, woken by an event.
+The reader never waits (``FeedRelay``, for a gateway's link: it only hands views on):
+its ``notify`` is called at once on every push and at the end, and ``take`` hands it
+what is queued, so no task sits between the table and the link.
 """
 
 from __future__ import annotations
@@ -22,20 +21,18 @@ from collections.abc import Callable
 
 from services._gen.rackem.v1 import game_pb2
 from services.common.errors import ServiceError
-from services.common.lean_sync import Event
 
 __all__ = ["Feed"]
 
 
 class Feed:
-    def __init__(self, seat: int, limit: int, notify: Callable[[], None] | None = None) -> None:
+    def __init__(self, seat: int, limit: int, notify: Callable[[], None]) -> None:
         self.seat = seat
         self._limit = limit
         # A list, not a deque: it holds a view or two at a time (a deque's first block
-        # alone is ~760 bytes), and the Event is lean_sync's for the same reason.
+        # alone is ~760 bytes).
         self._views: list[game_pb2.TableView] = []
-        self._wake = Event()
-        self._signal = notify or self._wake.set
+        self._signal = notify
         self._ended = False
         self._error: ServiceError | None = None
 
@@ -73,14 +70,3 @@ class Feed:
         views = list(self._views)
         self._views.clear()
         return views
-
-    async def next(self) -> game_pb2.TableView | None:
-        """The next view; None when the stream ended cleanly; raises the error it ended with."""
-        while not self._views:
-            if self._ended:
-                if self._error is not None:
-                    raise self._error
-                return None
-            self._wake.clear()
-            await self._wake.wait()
-        return self._views.pop(0)

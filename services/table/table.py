@@ -200,7 +200,7 @@ class Table(Audience):
             self._push(views)
             return version
 
-    async def subscribe(self, seat: int, notify: Callable[[], None] | None = None) -> Feed:
+    async def subscribe(self, seat: int, notify: Callable[[], None]) -> Feed:
         """A new stream for ``seat`` (ending the seat's older one), its first view queued;
         ``notify``: see ``Feed``."""
         async with self.lock:
@@ -215,7 +215,7 @@ class Table(Audience):
             self._push(self._views(now))
             return sub
 
-    async def watch(self, notify: Callable[[], None] | None = None) -> Feed:
+    async def watch(self, notify: Callable[[], None]) -> Feed:
         """A spectator's stream (public information only), its first view queued; refused
         ``no_spectators`` unless the table is open to them, ``spectators_full`` at its cap.
         A watcher is never a seat: it is not ``connected`` and changes no clock."""

@@ -23,12 +23,10 @@ from services.table.stored import TableMeta, TableState
 __all__ = [
     "last_move",
     "legal_json",
-    "message_of",
     "seat_facts",
     "summary",
     "table_views",
     "view_json",
-    "view_of",
 ]
 
 Seats = Sequence[dict[str, Any]]
@@ -119,17 +117,6 @@ def view_json(view: View) -> str:
     nested dataclasses as objects and tuples as arrays: exactly ``to_dict()``'s shape
     (tests/services/table/test_view_json.py holds the two equal), at a quarter of its cost."""
     return orjson.dumps(view).decode()
-
-
-def message_of(msg: game_pb2.TableView) -> dict[str, Any]:
-    """The ``view`` message a ``TableView`` carries, as the client reads it."""
-    message: dict[str, Any] = orjson.loads(msg.message)
-    return message
-
-
-def view_of(msg: game_pb2.TableView) -> View:
-    """The seat's view a ``TableView`` carries, back as rackcore's ``View``."""
-    return View.from_dict(message_of(msg)["view"])
 
 
 _NONE = b"[]"

@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from feeds import reading
 
 from rackem.seam.tables import DirectLink, LocalTables
 from services._gen.rackem.v1 import game_pb2, table_pb2
@@ -96,7 +97,7 @@ async def test_every_reader_gets_views_of_its_own(tables: LocalTables, replica: 
 
     first = link.watch(table_pb2.SummaryRequest(table_id=created.table_id), tamper)
     second = link.watch(table_pb2.SummaryRequest(table_id=created.table_id), keep)
-    player = link.subscribe(seat(created, 0))
+    player = reading(link.subscribe, seat(created, 0))
     async with asyncio.timeout(10):
         await anext(player)
         while len(untouched) < 2:  # the first view, then the seat's connection
@@ -141,7 +142,7 @@ async def test_a_stopped_replica_ends_what_was_open_and_refuses_what_comes_after
     created = await create(tables, replica)
     link = tables.link(replica.addr)
     assert link is not None
-    views = link.subscribe(seat(created, 0))
+    views = reading(link.subscribe, seat(created, 0))
     async with asyncio.timeout(10):
         await anext(views)
         assert link.busy
@@ -156,5 +157,5 @@ async def test_a_stopped_replica_ends_what_was_open_and_refuses_what_comes_after
             await call
         assert refused.value.code == "shutting_down"
     with pytest.raises(ServiceError) as refused:
-        await anext(link.subscribe(seat(created, 0)))
+        await anext(reading(link.subscribe, seat(created, 0)))
     assert refused.value.code == "shutting_down"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from feeds import reading
 
 from rackem.seam.tables import DirectLink, LocalTables
 from services._gen.rackem.v1 import table_pb2 as tb
@@ -100,7 +101,7 @@ async def test_link_calls_and_subscriptions_reach_the_owner(services: Services) 
         assert refused.value.code == "bad_token"  # ...whose answer it is
         # A subscription at a replica that does not own the table names the owner.
         with pytest.raises(ServiceError) as moved:
-            await anext(backends.subscribe(other.addr, request))
+            await anext(reading(backends.subscribe, other.addr, request))
         assert (moved.value.code, moved.value.owner) == ("wrong_replica", services.table.addr)
     finally:
         await backends.close()
@@ -155,7 +156,7 @@ async def test_a_fleet_larger_than_the_channel_cap_keeps_every_subscription(
             second.addr, lambda stub: stub.CreateTable(request, timeout=5)
         )
         seat = tb.SeatRequest(table_id=created.table_id, token=created.tokens[0])
-        views = backends.subscribe(second.addr, seat)
+        views = reading(backends.subscribe, second.addr, seat)
         await anext(views)
         link = backends.link(second.addr)
         await create_table(backends, third.addr)  # a third channel, over the cap

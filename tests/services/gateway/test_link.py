@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
+from feeds import reading
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.channels import open_channel
@@ -25,7 +26,7 @@ from services.gateway.link import Link, Stream, dial
 from services.gateway.metrics import Metrics
 from services.table.server import create_server as create_table_server
 from services.table.store.memory import MemoryStore
-from services.table.views import message_of, view_of
+from tests.services.table.decoded import message_of, view_of
 
 from .conftest import table_settings
 
@@ -81,7 +82,7 @@ def seat(created: table_pb2.CreateTableReply, n: int) -> table_pb2.SeatRequest:
 
 
 async def first_view(link: Link, request: table_pb2.SeatRequest) -> game_pb2.TableView:
-    views = link.subscribe(request)
+    views = reading(link.subscribe, request)
     try:
         async with asyncio.timeout(10):
             return await anext(views)
@@ -160,7 +161,7 @@ async def test_a_replica_that_does_not_own_the_table_refuses_with_the_owner(
                     replica.running.addr,
                 )
                 with pytest.raises(ServiceError) as watched:
-                    await anext(elsewhere.subscribe(seat(created, 0)))
+                    await anext(reading(elsewhere.subscribe, seat(created, 0)))
                 assert (watched.value.code, watched.value.owner) == (
                     "wrong_replica",
                     replica.running.addr,
@@ -184,7 +185,7 @@ async def test_views_by_handler_or_by_iteration_and_a_closed_subscription_lets_t
             both.set()
 
     handled = link.subscribe(seat(created, 0), on_view)
-    iterated = link.subscribe(seat(created, 1))
+    iterated = reading(link.subscribe, seat(created, 1))
     async with asyncio.timeout(10):
         mine = await anext(iterated)
         await both.wait()
@@ -241,7 +242,7 @@ async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_una
     replica: Replica, link: Link
 ) -> None:
     created = await replica.table()
-    views = link.subscribe(seat(created, 0))
+    views = reading(link.subscribe, seat(created, 0))
     async with asyncio.timeout(10):
         await anext(views)
     await replica.running.stop(0)
@@ -259,7 +260,7 @@ async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_una
             await call
         assert refused.value.code == "unavailable"
     with pytest.raises(ServiceError) as refused:
-        await anext(link.subscribe(seat(created, 0)))
+        await anext(reading(link.subscribe, seat(created, 0)))
     assert refused.value.code == "unavailable"
 
 

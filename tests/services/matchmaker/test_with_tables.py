@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import grpc
 import pytest
+from feeds import reading
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
@@ -22,7 +23,7 @@ from services.matchmaker.placement import Placer
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings
 from services.table.store.memory import MemoryStore as TableMemoryStore
-from services.table.views import message_of, view_of
+from tests.services.table.decoded import message_of, view_of
 
 from .clients import LIMIT_S, until_status
 from .conftest import FAST, SLOW_FILL, Cluster
@@ -47,7 +48,7 @@ async def first_view(replica: str, table_id: str, token: str) -> game_pb2.TableV
     async with open_channel(replica) as channel:
         link = dial(table_pb2_grpc.TableStub(channel))
         try:
-            views = link.subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
+            views = reading(link.subscribe, table_pb2.SeatRequest(table_id=table_id, token=token))
             async with asyncio.timeout(LIMIT_S):
                 view = await anext(views)
             views.close()

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
+from feeds import reading
 
 from rackcore import Match, Move, match_from_log, observe
 from rackcore.bots import choose
@@ -24,7 +25,7 @@ from services.common.running import Running
 from services.convert import move_to_pb
 from services.gateway.link import Link, dial
 from services.table.settings import TableSettings
-from services.table.views import message_of, view_of
+from tests.services.table.decoded import message_of, view_of
 
 FAST: dict[str, Any] = {
     "host": "127.0.0.1",
@@ -111,7 +112,7 @@ class SeatPlayer:
         raises the ``ServiceError`` it ended with, if any."""
         request = table_pb2.SeatRequest(table_id=self.table_id, token=self.token)
         link = dial(self.stub)
-        views = link.subscribe(request)
+        views = reading(link.subscribe, request)
         try:
             async for view in views:
                 self.views.append(view)

@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack
 from typing import TypeAlias
 
 import pytest
+from feeds import Reading, reading
 
 from rackcore import verify
 from rackcore.bots import choose
@@ -16,25 +17,25 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.convert import move_to_pb
-from services.gateway.link import Link, LinkFeed
+from services.gateway.link import Link
 from services.table.clocks import now_ms
-from services.table.views import message_of, view_of
+from table.decoded import message_of, view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
 
 
-def _views(link: Link, table_id: str, token: str) -> LinkFeed:
-    return link.subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
+def _views(link: Link, table_id: str, token: str) -> Reading:
+    return reading(link.subscribe, table_pb2.SeatRequest(table_id=table_id, token=token))
 
 
-async def _read(stream: LinkFeed) -> game_pb2.TableView:
+async def _read(stream: Reading) -> game_pb2.TableView:
     view = await anext(stream, None)
     assert view is not None, "the subscription ended"
     return view
 
 
-async def _at(stream: LinkFeed, version: int, seen: list[game_pb2.TableView]) -> game_pb2.TableView:
+async def _at(stream: Reading, version: int, seen: list[game_pb2.TableView]) -> game_pb2.TableView:
     """The seat's view at ``version`` (read on from ``seen``'s last, kept in ``seen``)."""
     while not seen or seen[-1].version < version:
         seen.append(await _read(stream))

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 
 import grpc
 import pytest
+from feeds import reading
 
 from rackcore import verify
 from rackcore.bots import choose
@@ -29,7 +30,7 @@ from services.common.errors import ServiceError
 from services.common.running import Running
 from services.convert import move_to_pb
 from services.gateway.link import Link, TableLink, dial
-from services.table.views import message_of, view_of
+from table.decoded import message_of, view_of
 from table.table_players import (
     ServerFactory,
     assert_views_private,
@@ -76,7 +77,7 @@ async def play_seat(
     """Play ``seat`` over ``link`` until its table ends the subscription."""
     request = table_pb2.SeatRequest(table_id=table_id, token=token)
     done: set[tuple[int, int, str]] = set()
-    sub = link.subscribe(request)
+    sub = reading(link.subscribe, request)
     try:
         async for tv in sub:
             views.append(tv)
@@ -160,7 +161,7 @@ async def test_refusals_come_back_with_their_codes_and_change_nothing(
             with pytest.raises(ServiceError) as refused:
                 await link.submit(request, 5)
             assert refused.value.code == code, code
-        sub = link.subscribe(table_pb2.SeatRequest(table_id=table_id, token="f" * 32))
+        sub = reading(link.subscribe, table_pb2.SeatRequest(table_id=table_id, token="f" * 32))
         with pytest.raises(ServiceError) as refused:
             await anext(sub)
         assert refused.value.code == "bad_token"
@@ -174,7 +175,7 @@ async def test_refusals_come_back_with_their_codes_and_change_nothing(
 async def _my_turn(stub: table_pb2_grpc.TableAsyncStub, table_id: str, token: str) -> bool:
     request = table_pb2.SeatRequest(table_id=table_id, token=token)
     async with linked(stub) as link:
-        views = link.subscribe(request)
+        views = reading(link.subscribe, request)
         tv = await anext(views)
         views.close()
     return view_of(tv).turn == view_of(tv).seat
@@ -187,11 +188,13 @@ async def test_a_closed_subscription_lets_the_seat_go(
     created = await create_table(stub, humans=2, bots=0)
     link = new_link()
     try:
-        watcher = link.subscribe(
-            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+        watcher = reading(
+            link.subscribe,
+            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0]),
         )
-        other = link.subscribe(
-            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[1])
+        other = reading(
+            link.subscribe,
+            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[1]),
         )
         async with asyncio.timeout(10):
             async for tv in watcher:
@@ -214,15 +217,16 @@ async def test_a_newer_subscription_of_a_seat_ends_the_older_cleanly(
     request = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
     link = new_link()
     try:
-        older = link.subscribe(request)
+        older = reading(link.subscribe, request)
         async with asyncio.timeout(10):
             first = await anext(older)
-            newer = link.subscribe(request)
+            newer = reading(link.subscribe, request)
             assert (await anext(newer)).version == first.version
             async for _ in older:  # ends without an error once the newer one is there
                 pass
-            other = link.subscribe(
-                table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[1])
+            other = reading(
+                link.subscribe,
+                table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[1]),
             )
             await anext(other)
             seen = await anext(newer)  # the newer one still gets every change
@@ -281,8 +285,9 @@ async def test_a_stopping_replica_breaks_the_link_and_everything_on_it_fails_una
     created = await create_table(stub, humans=2, bots=0)
     link = new_grpc_link()
     try:
-        sub = link.subscribe(
-            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
+        sub = reading(
+            link.subscribe,
+            table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0]),
         )
         await anext(sub)
         await running.stop(0)
@@ -322,7 +327,7 @@ async def test_a_link_that_is_not_read_fails_and_its_table_plays_on(
         link = dial(stub)  # the table never waited
         try:
             views: list[game_pb2.TableView] = []
-            sub = link.subscribe(seat)
+            sub = reading(link.subscribe, seat)
             views.append(await anext(sub))
             assert views[0].status == "playing" and views[0].version == 0
             sub.close()

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from feeds import reading
 from redis_engines import Single
 
 from rackcore import verify
@@ -24,7 +25,7 @@ from services.common.registry import RedisRegistry
 from services.common.running import Running
 from services.convert import move_to_pb
 from services.table.store.redis import RedisStore
-from services.table.views import view_of
+from table.decoded import view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked
 
 
@@ -105,7 +106,7 @@ async def test_a_move_refused_for_a_long_outage_is_kept_once_when_retried_by_its
             reply = await create_table(stub, humans=1, bots=1)
             seat = table_pb2.SeatRequest(table_id=reply.table_id, token=reply.tokens[0])
             link = await stack.enter_async_context(linked(stub))
-            views = link.subscribe(seat)
+            views = reading(link.subscribe, seat)
             async for tv in views:
                 if view_of(tv).my_turn:
                     break

@@ -22,7 +22,7 @@ from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.table.server import create_server
 from services.table.store.memory import MemoryStore
-from services.table.views import message_of, view_of
+from table.decoded import message_of, view_of
 from table.table_players import (
     SeatPlayer,
     assert_views_private,

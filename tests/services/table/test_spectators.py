@@ -7,13 +7,14 @@ import contextlib
 import json
 
 import pytest
+from feeds import reading
 
 from rackcore import SPECTATOR
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.running import Running
-from services.table.views import message_of, view_of
+from table.decoded import message_of, view_of
 from table.table_players import (
     SeatPlayer,
     ServerFactory,
@@ -41,7 +42,7 @@ async def watch_all(
     stub: table_pb2_grpc.TableAsyncStub, table_id: str, into: list[game_pb2.TableView]
 ) -> None:
     async with linked(stub) as link:
-        async for view in link.watch(table_pb2.SummaryRequest(table_id=table_id)):
+        async for view in reading(link.watch, table_pb2.SummaryRequest(table_id=table_id)):
             into.append(view)
 
 

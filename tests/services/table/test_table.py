@@ -9,31 +9,32 @@ from typing import Any, TypeAlias
 
 import grpc
 import pytest
+from feeds import Reading, reading
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.common.running import Running
-from services.gateway.link import Link, LinkFeed
-from services.table.views import message_of, view_of
+from services.gateway.link import Link
+from table.decoded import message_of, view_of
 from table.table_players import SeatPlayer, create_table, error_code, play_to_the_end
 
 Stub: TypeAlias = "table_pb2_grpc.TableAsyncStub"
 
 
-async def _next(views: LinkFeed) -> game_pb2.TableView | None:
+async def _next(views: Reading) -> game_pb2.TableView | None:
     """The subscription's next view, or None once it ended."""
     async with asyncio.timeout(10):
         return await anext(views, None)
 
 
-async def _read(views: LinkFeed) -> game_pb2.TableView:
+async def _read(views: Reading) -> game_pb2.TableView:
     view = await _next(views)
     assert view is not None, "the subscription ended"
     return view
 
 
 async def _first_view(link: Link, table_id: str, token: str) -> game_pb2.TableView:
-    views = link.subscribe(table_pb2.SeatRequest(table_id=table_id, token=token))
+    views = reading(link.subscribe, table_pb2.SeatRequest(table_id=table_id, token=token))
     try:
         return await _read(views)
     finally:
@@ -198,9 +199,9 @@ async def test_a_move_after_the_end_is_match_over(stub: Stub, link: Link) -> Non
 async def test_the_newest_subscription_of_a_seat_ends_the_older_one(stub: Stub, link: Link) -> None:
     created = await create_table(stub, humans=2, bots=0)
     request = table_pb2.SeatRequest(table_id=created.table_id, token=created.tokens[0])
-    older = link.subscribe(request)
+    older = reading(link.subscribe, request)
     assert message_of(await _read(older))["seats"][0]["connected"]
-    newer = link.subscribe(request)
+    newer = reading(link.subscribe, request)
     first = await _read(newer)
     assert message_of(first)["seats"][0]["connected"]
     while (view := await _next(older)) is not None:  # it ends cleanly
@@ -211,9 +212,9 @@ async def test_the_newest_subscription_of_a_seat_ends_the_older_one(stub: Stub, 
 async def test_a_stream_shows_who_is_connected(stub: Stub, link: Link) -> None:
     created = await create_table(stub, humans=2, bots=0)
     tid = created.table_id
-    watcher = link.subscribe(table_pb2.SeatRequest(table_id=tid, token=created.tokens[0]))
+    watcher = reading(link.subscribe, table_pb2.SeatRequest(table_id=tid, token=created.tokens[0]))
     assert [s["connected"] for s in message_of(await _read(watcher))["seats"]] == [True, False]
-    other = link.subscribe(table_pb2.SeatRequest(table_id=tid, token=created.tokens[1]))
+    other = reading(link.subscribe, table_pb2.SeatRequest(table_id=tid, token=created.tokens[1]))
     await _read(other)
     assert [s["connected"] for s in message_of(await _read(watcher))["seats"]] == [True, True]
     other.close()
@@ -227,17 +228,13 @@ async def test_a_subscriber_that_falls_behind_is_dropped_not_waited_for(
     created = await create_table(stub, humans=2, bots=0)
     tid, tokens = created.table_id, list(created.tokens)
     table = table_server.service.tables.live[tid]
-    slow = await table.subscribe(0)  # never read
+    slow = await table.subscribe(0, lambda: None)  # never read
     mover = table.match.turn
     moves = [DRAW, game_pb2.Move(act="throw")]
     for i in range(table_server.service.tables.settings.stream_queue + 2):
         seat = table.match.turn
         await _submit(link, tid, tokens[seat], moves[i % 2], f"k{i}")
-    assert slow.ended
-    with pytest.raises(ServiceError) as caught:
-        while await slow.next() is not None:
-            pass
-    assert caught.value.code == "unavailable"
+    assert slow.ended and slow.error is not None and slow.error.code == "unavailable"
     assert table.version == table_server.service.tables.settings.stream_queue + 2
     assert not table.connected()[0] and mover in (0, 1)
 

@@ -16,7 +16,7 @@ from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry
 from services.table.store.memory import MemoryStore
 from services.table.stored import SeatMeta, TableMeta, TableState
-from services.table.views import message_of
+from table.decoded import message_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked, play_to_the_end
 
 

@@ -16,7 +16,8 @@ from rackcore import SPECTATOR, Match, Rules, View, observe
 from services._gen.rackem.v1 import game_pb2 as pb
 from services.gateway.protocol import schemas
 from services.table.stored import SeatMeta, TableMeta, TableState
-from services.table.views import message_of, seat_facts, table_views, view_of
+from services.table.views import seat_facts, table_views
+from table.decoded import message_of, view_of
 
 PLAYOUT = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HIDING = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])

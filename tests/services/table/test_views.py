@@ -10,7 +10,8 @@ from rackcore import Match, Move, Rules, observe
 from services._gen.rackem.v1 import game_pb2
 from services.gateway.protocol import schemas
 from services.table.stored import SeatMeta, TableMeta, TableState
-from services.table.views import message_of, seat_facts, summary, table_views
+from services.table.views import seat_facts, summary, table_views
+from table.decoded import message_of
 
 NOW = 1_700_000_000_000
 PER_SEAT = ("legal", "view")
