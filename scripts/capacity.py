@@ -1,4 +1,5 @@
-"""docs/capacity.md, derived from the benchmarks' JSON: pods, cores and Redis shards.
+"""docs/capacity.md, derived from the benchmarks' JSON: pods, cores, Redis shards and memory,
+and the archive's disk.
 
     python3 scripts/capacity.py            # writes docs/capacity.md
     python3 scripts/capacity.py --check    # fails if docs/capacity.md is not what it gives
@@ -11,7 +12,10 @@ Reads bench/results/ (written by the benchmarks themselves):
   it is overloaded and its queues fill: the limit has to hold that too);
 - ``fleet_costs.json``: ``bench/fleet_costs.py``: Redis commands (and Redis CPU) per
   move, per live table per second and per sweep;
-- ``takeover.json``: ``bench/takeover.py``: SIGKILL to the next accepted move.
+- ``takeover.json``: ``bench/takeover.py``: SIGKILL to the next accepted move;
+- ``record_bytes.json``: ``bench/record_bytes.py``: Redis bytes per live table, per
+  finished table waiting for the archive, per lease index entry and per matchmaker record;
+  the moves in a match; the archive's bytes per record (PostgreSQL and SQLite).
 
 Every number in docs/capacity.md comes from those files and the few design choices
 below (``DESIGN``); ``sizing()`` is also what k8s/ must request
@@ -40,6 +44,15 @@ DESIGN = {
     "humans_per_table": 1,  # as measured: a human against bots (the most tables per player)
     "seats": 2,
     "players": (100_000, 1_000_000),
+    # Memory and disk (docs/capacity.md, "Memory and disk"):
+    "redis_maxmemory_gib": 16,  # one primary's maxmemory: 60-70 % of its node (the AOF fork)
+    "redis_memory_fill": 0.8,  # planned use at most this much of maxmemory (the 80 % alert)
+    "archive_outage_s": 3_600,  # the design point: the archive down this long, Redis holds on
+    "archive_lag_s": 60,  # a finished table leaves Redis within this, the archive up
+    "matchmaker_ttl_s": 86_400,  # DONE_TTL_MS, TOKEN_TTL_MS: its record of a started table
+    "finished_ttl_s": 86_400,  # FINISHED_TTL_MS: the longest a finished table waits in Redis
+    "sweep_s": 0.25,  # SWEEP_MS: each replica's sweep, one call per lease index shard
+    "prod_table_replicas": 3,  # k8s/overlays/prod's table replicas (the fleet it starts with)
 }
 
 
@@ -63,6 +76,14 @@ class Measured:
     index_us_per_table_s: float  # the lease index's share: one shard's work per table
     takeover_p99_s: float
     takeover_max_s: float
+    human_moves_per_match: float  # one human's moves in a match at the benchmark's levels
+    live_table_bytes: float  # a live table's keys, averaged over its match (MEMORY USAGE)
+    finished_table_bytes: float  # a finished table's keys, waiting for the archive
+    redis_overhead: float  # used_memory over MEMORY USAGE (expiries, allocator): at least 1
+    lease_index_bytes: float  # one live table's entry in the lease index
+    matchmaker_bytes: float  # the matchmaker's record, code and token of a started table
+    record_zlib_bytes: float  # a record's log, compressed as stored
+    archive_bytes: dict[str, float]  # per record stored, rows, pages and indexes, by backend
     load_runs: str  # when and under what load the figures were taken
 
     @property
@@ -70,13 +91,26 @@ class Measured:
         """Table moves per human move: the bots at the table move as often as the human."""
         return DESIGN["seats"] / DESIGN["humans_per_table"]  # type: ignore[no-any-return]
 
+    @property
+    def matches_per_player_s(self) -> float:
+        """Matches a connected player finishes a second, at the benchmark's pace."""
+        humans: int = DESIGN["humans_per_table"]  # type: ignore[assignment]
+        return self.moves_per_player_s / (self.human_moves_per_match * humans)
+
+    @property
+    def archive_record_bytes(self) -> float:
+        """Bytes a record takes in the deployed archive (PostgreSQL; SQLite without one)."""
+        return self.archive_bytes.get("postgresql", self.archive_bytes["sqlite"])
+
 
 def measured() -> Measured:
-    whole, fleet, takeover = (
+    whole, fleet, takeover, stored = (
         load("load_processes.json"),
         load("fleet_costs.json"),
         load("takeover.json"),
+        load("record_bytes.json"),
     )
+    red = stored["redis"]
     run = whole["stack"]
     moves, seconds = run["moves"], run["duration_s"]
     cores = run["server_cpu_cores_by_process"]
@@ -110,12 +144,23 @@ def measured() -> Measured:
         ),
         takeover_p99_s=takeover["moved_s"]["p99"],
         takeover_max_s=takeover["moved_s"]["max"],
+        human_moves_per_match=red["human_moves_per_match"],
+        live_table_bytes=red["live_table_bytes_mean"],
+        finished_table_bytes=red["finished_table_bytes"],
+        redis_overhead=max(
+            1.0, red["used_memory_per_finished_table"] / red["finished_table_bytes"]
+        ),
+        lease_index_bytes=red["lease_index_bytes_per_table"],
+        matchmaker_bytes=red["matchmaker_bytes_per_started_table"],
+        record_zlib_bytes=stored["record"]["zlib_bytes_mean"],
+        archive_bytes={k: v["bytes_per_record"] for k, v in stored["archive"].items()},
         load_runs=(
             f"load averages: the load run {whole['load_average_before'][0]} before and "
             f"{whole['load_average_after'][0]} after, the fleet costs run "
             f"{fleet['rows'][0]['load_average'][0]} to {fleet['rows'][-1]['load_average'][0]}, "
             f"the takeover runs {takeover['load_averages'][0][0]} to "
-            f"{takeover['load_averages'][-1][0]}"
+            f"{takeover['load_averages'][-1][0]}, the bytes run "
+            f"{red['load_average'][0][0]} to {red['load_average'][-1][0]}"
         ),
     )
 
@@ -164,13 +209,15 @@ def plan(players: int, m: Measured) -> dict[str, Any]:
         "bot": max(math.ceil(cores.get("bot", 0.0) / target), 2),
         "matchmaker": max(math.ceil(cores.get("matchmaker", 0.0) / target), 2),
     }
+    index_shards = lease_index_shards(players, m)
     commands = (
         moves * m.appends_per_move * m.redis_commands_per_append
         + tables * m.redis_commands_per_table_s
-        + pods["table"] * m.redis_commands_per_sweep / 0.25
+        + sweep_cost(pods["table"], max(index_shards, lease_index_setting(m)), m)[0]
     )
     redis_cores = players * redis_us_per_player_s(m) / 1e6
-    index_cores = tables * m.index_us_per_table_s / 1e6
+    by_cpu = max(1, math.ceil(redis_cores / target))
+    memory = redis_memory(players, m)
     return {
         "players": players,
         "moves_per_s": moves,
@@ -179,12 +226,95 @@ def plan(players: int, m: Measured) -> dict[str, Any]:
         "pods": pods,
         "redis_commands_per_s": commands,
         "redis_cores": redis_cores,
-        "redis_shards": max(1, math.ceil(redis_cores / target)),
-        "lease_index_shards": max(1, math.ceil(index_cores / (target / 4))),
+        "redis_shards_by_cpu": by_cpu,
+        "redis_shards_by_memory": memory["primaries"],
+        "redis_shards": max(by_cpu, memory["primaries"]),
+        "redis_bound_by": "CPU" if by_cpu >= memory["primaries"] else "memory",
+        "memory": memory,
+        "outage_h": outage_hours(players, max(by_cpu, memory["primaries"]), m),
+        "archive": archive_growth(players, m),
+        "lease_index_shards": index_shards,
         "requested_cores": (
             pods["gateway"] * size["cpu_request_m"] / 1000
             + (pods["table"] + pods["bot"] + pods["matchmaker"]) * target
         ),
+    }
+
+
+def lease_index_shards(players: int, m: Measured) -> int:
+    """Index shards so that one (one sorted set: one slot, one primary's thread) takes at
+    most a quarter of a primary's CPU budget at ``players``."""
+    index_cores = players / DESIGN["humans_per_table"] * m.index_us_per_table_s / 1e6
+    return max(1, math.ceil(index_cores / (DESIGN["cpu_target"] / 4)))
+
+
+def lease_index_setting(m: Measured) -> int:
+    """``LEASE_INDEX_SHARDS`` for the prod overlay: the largest design point's. It cannot
+    change without draining the tables, and a shard more costs each replica only one small
+    call a sweep (``sweep_cost``), so it is set for the fleet's growth, not today's size."""
+    return lease_index_shards(max(DESIGN["players"]), m)  # type: ignore[call-overload]
+
+
+def sweep_cost(replicas: int, shards: int, m: Measured) -> tuple[float, float]:
+    """Redis commands a second and Redis cores that ``replicas`` sweeping ``shards`` take
+    with nothing expired."""
+    commands = replicas * shards * m.redis_commands_per_sweep / DESIGN["sweep_s"]
+    return commands, commands * m.redis_us_per_command / 1e6
+
+
+GIB = 2**30
+
+
+def _bytes_per_player(m: Measured) -> dict[str, float]:
+    """Redis bytes one connected player keeps, by what (``backlog``: per second of an
+    archive outage)."""
+    per_s = m.matches_per_player_s
+    tables_per_player = 1 / DESIGN["humans_per_table"]
+    # A finished table waits with its keys and an entry in the pending index (a sorted set
+    # as the lease index is: its entry costs as much).
+    waiting = m.finished_table_bytes * m.redis_overhead + m.lease_index_bytes
+    return {
+        "live": tables_per_player * (m.live_table_bytes * m.redis_overhead + m.lease_index_bytes),
+        "on_the_way": per_s * DESIGN["archive_lag_s"] * waiting,
+        "matchmaker": per_s * DESIGN["matchmaker_ttl_s"] * m.matchmaker_bytes * m.redis_overhead,
+        "backlog": per_s * waiting,
+    }
+
+
+def redis_memory(players: int, m: Measured) -> dict[str, float]:
+    """Redis memory at ``players`` with the archive down ``archive_outage_s``, and the
+    primaries (at ``redis_maxmemory_gib``, filled to ``redis_memory_fill``) it takes."""
+    per = _bytes_per_player(m)
+    out = {k: players * v / GIB for k, v in per.items() if k != "backlog"}
+    out["backlog"] = players * per["backlog"] * DESIGN["archive_outage_s"] / GIB
+    out["total"] = sum(out.values())
+    usable = DESIGN["redis_maxmemory_gib"] * DESIGN["redis_memory_fill"]
+    out["primaries"] = max(1, math.ceil(out["total"] / usable - 1e-9))
+    return out
+
+
+def outage_hours(players: int, primaries: int, m: Measured) -> dict[str, float]:
+    """How long the archive may be down before Redis (``primaries`` of maxmemory) reaches
+    the alert (its fill) and before it is full (``store_full``: every move refused)."""
+    per = _bytes_per_player(m)
+    steady = players * (per["live"] + per["on_the_way"] + per["matchmaker"])
+    growth = players * per["backlog"]  # bytes a second of outage
+    room = primaries * DESIGN["redis_maxmemory_gib"] * GIB
+    return {
+        "alert": (room * DESIGN["redis_memory_fill"] - steady) / growth / 3600,
+        "full": (room - steady) / growth / 3600,
+        "gib_per_h": growth * 3600 / GIB,
+        "most_gib": growth * DESIGN["finished_ttl_s"] / GIB,
+    }
+
+
+def archive_growth(players: int, m: Measured) -> dict[str, float]:
+    """Matches a day and what they add to the archive."""
+    per_day = players * m.matches_per_player_s * 86_400
+    return {
+        "matches_per_day": per_day,
+        "gib_per_day": per_day * m.archive_record_bytes / GIB,
+        "tib_per_year": per_day * 365 * m.archive_record_bytes / 2**40,
     }
 
 
@@ -225,8 +355,29 @@ def walls(m: Measured) -> list[tuple[float, str]]:
             target / 4 * 1e6 / (m.index_us_per_table_s / DESIGN["humans_per_table"]),
             "one lease index shard (LEASE_INDEX_SHARDS=1) at a quarter of a primary",
         ),
+        (
+            DESIGN["redis_maxmemory_gib"]
+            * DESIGN["redis_memory_fill"]
+            * GIB
+            / memory_per_player(m),
+            f"one Redis primary's memory ({DESIGN['redis_maxmemory_gib']} GiB maxmemory at "
+            f"{DESIGN['redis_memory_fill']:.0%}, the archive down "
+            f"{DESIGN['archive_outage_s'] / 3600:g} h), no Cluster",
+        ),
     ]
     return sorted(out)
+
+
+def memory_per_player(m: Measured) -> float:
+    """Redis bytes a connected player needs at the design point (an outage of
+    ``archive_outage_s`` included)."""
+    per = _bytes_per_player(m)
+    return (
+        per["live"]
+        + per["on_the_way"]
+        + per["matchmaker"]
+        + per["backlog"] * float(DESIGN["archive_outage_s"])
+    )
 
 
 def _n(x: float) -> str:
@@ -237,17 +388,20 @@ def render(m: Measured) -> str:
     size = sizing(m)
     gw = size["gateway"]
     plans = [plan(n, m) for n in DESIGN["players"]]  # type: ignore[attr-defined]
+    prod: int = DESIGN["prod_table_replicas"]  # type: ignore[assignment]
     lines = [
         "# Capacity",
         "",
         "<!-- Written by scripts/capacity.py from bench/results/*.json: do not edit by hand;",
         "     run the benchmarks again, then `python3 scripts/capacity.py`. -->",
         "",
-        "How many pods, cores and Redis shards a number of players needs, and what fills",
-        "up first. Every figure below is computed by `scripts/capacity.py` from the",
-        "benchmarks' own JSON in `bench/results/` (`bench/load.py --stack processes`,",
-        "`bench/fleet_costs.py`, `bench/takeover.py`); `tests/deploy/test_capacity.py`",
-        "fails when this page or the requests in `k8s/base/` no longer follow from them.",
+        "How many pods, cores, Redis shards and how much Redis memory and archive disk a",
+        "number of players needs, and what fills up first. Every figure below is computed by",
+        "`scripts/capacity.py` from the benchmarks' own JSON in `bench/results/`",
+        "(`bench/load.py --stack processes`, `bench/fleet_costs.py`, `bench/takeover.py`,",
+        "`bench/record_bytes.py`); `tests/deploy/test_capacity.py` fails when this page, the",
+        "requests in `k8s/base/` or the prod overlay's `LEASE_INDEX_SHARDS` no longer follow",
+        "from them.",
         "",
         "## What was measured",
         "",
@@ -333,21 +487,48 @@ def render(m: Measured) -> str:
         "| Redis cores (primaries' CPU) | "
         + " | ".join(f"{p['redis_cores']:.1f}" for p in plans)
         + " |",
-        "| Redis Cluster primaries (shards) | "
-        + " | ".join(str(p["redis_shards"]) for p in plans)
+        "| Redis primaries for its CPU | "
+        + " | ".join(str(p["redis_shards_by_cpu"]) for p in plans)
         + " |",
-        "| `LEASE_INDEX_SHARDS` | "
+        f"| Redis memory, the archive down {_hours(DESIGN['archive_outage_s'])} (below) | "
+        + " | ".join(f"{p['memory']['total']:,.1f} GiB" for p in plans)
+        + " |",
+        "| Redis primaries for its memory | "
+        + " | ".join(str(p["redis_shards_by_memory"]) for p in plans)
+        + " |",
+        "| **Redis Cluster primaries (shards)**: the larger | "
+        + " | ".join(f"**{p['redis_shards']}** ({p['redis_bound_by']})" for p in plans)
+        + " |",
+        "| lease index shards needed | "
         + " | ".join(str(p["lease_index_shards"]) for p in plans)
+        + " |",
+        "| matches finished a day | "
+        + " | ".join(_n(p["archive"]["matches_per_day"]) for p in plans)
+        + " |",
+        "| archive growth | "
+        + " | ".join(f"{p['archive']['gib_per_day']:,.1f} GiB a day" for p in plans)
         + " |",
         "| cores requested in all (without Redis) | "
         + " | ".join(f"{p['requested_cores']:.0f}" for p in plans)
         + " |",
         "",
-        "Each Redis primary has a replica (Sentinel or Cluster) on top of the shards above.",
-        "`LEASE_INDEX_SHARDS` is chosen so that one index shard takes at most a quarter of",
-        "a primary's budget; set it, the same on every table replica, before the fleet",
-        "grows (changing it moves the index: do it with the tables drained).",
+        "Each Redis primary has a replica (Sentinel or Cluster) on top of the shards above,",
+        "with as much memory. An index shard is one sorted set (one slot, so one primary's",
+        "thread): `LEASE_INDEX_SHARDS` is chosen so that one takes at most a quarter of a",
+        "primary's CPU budget; set it, the same on every table replica, before the fleet",
+        "grows (changing it moves the index: do it with the tables drained). The prod",
+        f"overlay sets **{lease_index_setting(m)}**, what {_n(max(DESIGN['players']))} players"  # type: ignore[call-overload]
+        " need: more shards than a",
+        "fleet needs cost each replica one small call per shard a sweep, "
+        f"{sweep_cost(prod, lease_index_setting(m), m)[0]:,.0f} commands a",
+        f"second with its {prod} table replicas "
+        f"({sweep_cost(prod, lease_index_setting(m), m)[1] * 1000:.1f} ms of a Redis core a",
+        "second), and at",
+        f"{_n(plans[-1]['players'])} players "
+        + f"{sweep_cost(plans[-1]['pods']['table'], lease_index_setting(m), m)[0]:,.0f}"
+        + " commands a second over the whole cluster (counted above).",
         "",
+        *memory_section(m, plans),
         "## Where the first wall is",
         "",
         "Pods scale out by count; what one pod carries only sets how many:",
@@ -379,6 +560,175 @@ def render(m: Measured) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:g} h"
+
+
+def _kib(value: float) -> str:
+    return f"{value / 1024:.1f} KiB"
+
+
+ARCHIVES = {
+    "postgresql": "PostgreSQL (its growth per record: heap, TOAST, indexes, free space)",
+    "sqlite": "SQLite (the file's growth per record: rows, index, pages)",
+}
+
+
+def memory_section(m: Measured, plans: list[dict[str, Any]]) -> list[str]:
+    """docs/capacity.md's "Memory and disk": what a match keeps where, Redis's memory and
+    how long the archive may be down, the archive's growth."""
+    outage = _hours(DESIGN["archive_outage_s"])
+    head = "| | " + " | ".join(_n(p["players"]) + " players" for p in plans) + " |"
+    rule = "|---|" + "---|" * len(plans)
+
+    def row(what: str, cell: Any) -> str:
+        return f"| {what} | " + " | ".join(cell(p) for p in plans) + " |"
+
+    figures = [
+        (
+            "the human's moves in a match (its bot as many; both `easy`, as the load run plays)",
+            f"{m.human_moves_per_match:.0f}",
+        ),
+        (
+            "matches a connected player finishes a day, at the benchmark's pace",
+            f"{m.matches_per_player_s * 86_400:.1f}",
+        ),
+        (
+            "a live table in Redis (its keys, `MEMORY USAGE`), averaged over its match",
+            _kib(m.live_table_bytes),
+        ),
+        (
+            "a finished table waiting for the archive (the same keys, at the end)",
+            _kib(m.finished_table_bytes),
+        ),
+        (
+            "Redis's `used_memory` over `MEMORY USAGE` (expiries, allocator), applied to all",
+            f"{m.redis_overhead:.2f} times",
+        ),
+        ("the lease index, per live table", f"{m.lease_index_bytes:.0f} B"),
+        (
+            "the matchmaker's record, room code and seat token of a started table",
+            _kib(m.matchmaker_bytes),
+        ),
+        (
+            "a record's log, zlib-compressed (what the archive stores)",
+            f"{m.record_zlib_bytes:,.0f} B",
+        ),
+        *(
+            (f"a record in {ARCHIVES[name]}", f"{value:,.0f} B")
+            for name, value in sorted(m.archive_bytes.items(), key=lambda kv: kv[0] != "postgresql")
+        ),
+    ]
+    lines = [
+        "## Memory and disk",
+        "",
+        "Redis holds every live table, each finished table until the archive has its record",
+        f"(within {DESIGN['archive_lag_s']} s; all the while the archive is down: the",
+        "*backlog*), and the matchmaker's record of each started table for",
+        f"{_hours(DESIGN['matchmaker_ttl_s'])} (`DONE_TTL_MS`, `TOKEN_TTL_MS`). Every Redis of the",
+        "project runs `noeviction`: a full Redis refuses every write, every move answers",
+        "`unavailable`",
+        "(`store_full`, docs/deploy.md). So its memory is sized like its CPU, from",
+        "`bench/record_bytes.py` (real matches played to the end by the project's table",
+        "service and bots on `redis-server`, their records put through `services/archive`",
+        "into PostgreSQL and SQLite):",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        *(f"| {what} | {value} |" for what, value in figures),
+        "",
+        "### Redis memory",
+        "",
+        f"In GiB, the archive down {outage} (the design point), every figure times the",
+        "`used_memory` ratio above:",
+        "",
+        head,
+        rule,
+        row("live tables (and their lease index entries)", lambda p: f"{p['memory']['live']:,.1f}"),
+        row(
+            f"finished tables on their way to the archive (≤ {DESIGN['archive_lag_s']} s)",
+            lambda p: f"{p['memory']['on_the_way']:,.2f}",
+        ),
+        row(
+            f"the matchmaker's records of the last {_hours(DESIGN['matchmaker_ttl_s'])}",
+            lambda p: f"{p['memory']['matchmaker']:,.1f}",
+        ),
+        row(
+            f"the backlog: finished tables of {outage} without the archive",
+            lambda p: f"{p['memory']['backlog']:,.1f}",
+        ),
+        row("**in all**", lambda p: f"**{p['memory']['total']:,.1f}**"),
+        row(
+            f"primaries for it ({DESIGN['redis_maxmemory_gib']} GiB `maxmemory`, filled to "
+            f"{DESIGN['redis_memory_fill']:.0%})",
+            lambda p: str(p["redis_shards_by_memory"]),
+        ),
+        row("primaries for Redis's CPU", lambda p: str(p["redis_shards_by_cpu"])),
+        row(
+            "**Redis primaries**: the larger",
+            lambda p: f"**{p['redis_shards']}** (bound by {p['redis_bound_by']})",
+        ),
+        "",
+        "**The rule**: Redis gets the larger of the primaries its CPU needs (commands at",
+        f"{DESIGN['cpu_target']:.0%} of one thread each) and the primaries its memory needs",
+        f"(live tables, the matchmaker's {_hours(DESIGN['matchmaker_ttl_s'])} of records and "
+        f"{outage} of backlog,",
+        f"within {DESIGN['redis_memory_fill']:.0%} of `maxmemory` each); a primary's",
+        f"`maxmemory` is {DESIGN['redis_maxmemory_gib']} GiB here, 60 to 70 % of its node (room",
+        "for the AOF rewrite's fork: docs/deploy.md). A Cluster spreads both by slot: a",
+        "table's keys share its hash tag, so tables, backlog and records fall evenly on the",
+        "primaries.",
+        "",
+        "### How long the archive may be down",
+        "",
+        "While the archive is down, finished tables stay in Redis: the backlog grows by",
+        "every match finished, and nothing else changes. With Redis sized as above:",
+        "",
+        head,
+        rule,
+        row("the backlog grows by", lambda p: f"{p['outage_h']['gib_per_h']:,.1f} GiB an hour"),
+        row(
+            f"the archive down, Redis reaches {DESIGN['redis_memory_fill']:.0%} of `maxmemory` "
+            "(the alert) after",
+            lambda p: f"{p['outage_h']['alert']:,.1f} h",
+        ),
+        row(
+            "the archive down, Redis is full (`store_full`: every move refused) after",
+            lambda p: f"{p['outage_h']['full']:,.1f} h",
+        ),
+        row(
+            f"the backlog at its bound, `FINISHED_TTL_MS` ({_hours(DESIGN['finished_ttl_s'])})",
+            lambda p: f"{p['outage_h']['most_gib']:,.0f} GiB",
+        ),
+        "",
+        "",
+        "An archive outage longer than that needs more Redis memory before it is over (a",
+        "primary more, or a larger `maxmemory`), or the archive back; the memory alert",
+        "(docs/deploy.md, *When Redis is full*) fires with the hours to the right of it",
+        "still to go. A finished table waits at most `FINISHED_TTL_MS`: past it its keys",
+        "expire and its record never reaches the archive (it is still in the `match_record`",
+        "log line), so that is the backlog's bound, and the outage Redis is never sized for.",
+        "",
+        "### The archive's disk",
+        "",
+        head,
+        rule,
+        row("matches finished a day", lambda p: _n(p["archive"]["matches_per_day"])),
+        row(
+            f"the archive grows by ({m.archive_record_bytes:,.0f} B a record)",
+            lambda p: f"{p['archive']['gib_per_day']:,.1f} GiB a day",
+        ),
+        row("in a year", lambda p: f"{p['archive']['tib_per_year']:,.2f} TiB"),
+        "",
+        "Records are kept for good by default (`RECORD_RETENTION_MS` 0): the archive grows",
+        "by the year's figure each year. With a retention it levels off at the retention",
+        "times the daily figure. Backups add their own copies: each daily dump is about",
+        "the size of the archive (the logs are already compressed; docs/archive.md).",
+        "",
+    ]
+    return lines
 
 
 def main() -> None:

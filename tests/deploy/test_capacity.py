@@ -11,7 +11,9 @@ from types import ModuleType
 from typing import Any
 
 from services.gateway.settings import GatewaySettings
+from services.matchmaker.settings import MatchmakerSettings
 from services.table.server import ALIVE
+from services.table.settings import TableSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 Manifest = dict[str, Any]
@@ -113,3 +115,44 @@ def test_a_table_replica_is_restarted_for_being_dead_not_for_waiting_on_redis(
         container = pod_spec(by_kind(render(overlay), "Deployment")["table"])["containers"][0]
         assert container["livenessProbe"]["grpc"] == {"port": 50052, "service": ALIVE}
         assert container["readinessProbe"]["grpc"] == {"port": 50052}
+
+
+def test_the_prod_overlay_sets_the_lease_index_shards_the_model_gives(render: Render) -> None:
+    measured = capacity.measured()
+    want = capacity.lease_index_setting(measured)
+    prod = by_kind(render("prod"), "ConfigMap")["table"]["data"]
+    assert int(prod["LEASE_INDEX_SHARDS"]) == want
+    # The largest design point's: enough for every size the page plans for.
+    assert all(
+        capacity.plan(players, measured)["lease_index_shards"] <= want
+        for players in capacity.DESIGN["players"]
+    )
+    # The sweep's cost at that setting is what the page states for the overlay's fleet.
+    table = by_kind(render("prod"), "Deployment")["table"]
+    assert table["spec"]["replicas"] == capacity.DESIGN["prod_table_replicas"]
+    # Without the setting a replica runs one shard (the dev overlay's size).
+    assert "LEASE_INDEX_SHARDS" not in by_kind(render("dev"), "ConfigMap")["table"]["data"]
+    assert TableSettings().lease_index_shards == 1
+
+
+def test_redis_is_sized_by_the_larger_of_its_cpu_and_its_memory() -> None:
+    measured = capacity.measured()
+    for players in capacity.DESIGN["players"]:
+        plan = capacity.plan(players, measured)
+        memory = plan["memory"]
+        usable = capacity.DESIGN["redis_maxmemory_gib"] * capacity.DESIGN["redis_memory_fill"]
+        assert plan["redis_shards"] == max(plan["redis_shards_by_cpu"], memory["primaries"])
+        assert memory["primaries"] * usable >= memory["total"]
+        assert (memory["primaries"] - 1) * usable < memory["total"] or memory["primaries"] == 1
+        # Sized so, Redis outlasts an archive outage of the design point before its alert.
+        hours = capacity.DESIGN["archive_outage_s"] / 3600
+        assert plan["outage_h"]["alert"] >= hours
+        assert plan["outage_h"]["full"] > plan["outage_h"]["alert"]
+
+
+def test_the_memory_model_holds_what_the_services_keep_as_long_as_they_keep_it() -> None:
+    matchmaker = MatchmakerSettings()
+    kept_s = max(matchmaker.done_ttl_ms, matchmaker.token_ttl_ms) / 1000
+    assert capacity.DESIGN["matchmaker_ttl_s"] == kept_s
+    assert capacity.DESIGN["sweep_s"] == TableSettings().sweep_ms / 1000
+    assert capacity.DESIGN["finished_ttl_s"] == TableSettings().finished_ttl_ms / 1000
