@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -48,6 +48,9 @@ PHONE: dict[str, Any] = {
     "has_touch": True,
 }
 WAIT_MS = 20_000
+# A page's assertions wait as long as its actions (Playwright's own default is 5 s): on a
+# loaded 2-core machine the first connection alone can take longer than that.
+expect.set_options(timeout=WAIT_MS)
 
 
 def _printed_url(proc: subprocess.Popen[bytes], output: Path) -> str:
