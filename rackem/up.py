@@ -13,13 +13,16 @@ environment variables, as under ``rackem serve``.
 Without Redis, what is done (finished tables, started tables' matchmaker records) is
 kept in SQLite files under ``--data DIR`` (default ``$XDG_DATA_HOME/rackem``, else
 ``~/.local/share/rackem``), out of memory and across restarts: a match record is
-served after ``rackem up`` restarts on the same directory.
+served after ``rackem up`` restarts on the same directory. With Redis, finished matches'
+records go to the archive tier (docs/archive.md) as deployed: ``DATABASE_URL`` if set,
+else ``sqlite:///DIR/archive.sqlite3``, migrated at start (one process: no race).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from services.common.dial import LOOPBACK, dial_addr, is_wildcard, socket_host
 
 if TYPE_CHECKING:
+    from services.archive import ArchiveSettings
     from services.common.running import Running
 
 LOCAL = LOOPBACK
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from services.common import logs, loop
 
     logs.configure("up", os.environ.get("LOG_LEVEL", "WARNING"))
-    data_dir = "" if args.redis else (args.data or default_data_dir())
+    data_dir = args.data or default_data_dir()
     return loop.run(
         up(args.host, args.port, args.redis, browser=not args.no_browser, data_dir=data_dir)
     )
@@ -166,6 +170,24 @@ class System:
         self._services = []
 
 
+async def archive_settings(
+    env: Mapping[str, str] | None, redis_url: str | None, data_dir: str
+) -> ArchiveSettings:
+    """The archive's settings from ``env``; with Redis and no ``DATABASE_URL``, an SQLite
+    archive under ``data_dir`` (``archive.sqlite3``), made or migrated now. Without Redis,
+    the in-process store keeps finished tables itself (services/common/archive.py)."""
+    from services.archive import ArchiveSettings, migrate, parse_database_url
+    from services.common.settings import from_env
+
+    settings = from_env(ArchiveSettings, env)
+    if settings.database_url or not redis_url or not data_dir:
+        return settings
+    path = os.path.abspath(os.path.join(data_dir, "archive.sqlite3"))
+    url = parse_database_url(f"sqlite:///{path}")
+    await asyncio.to_thread(migrate, url)
+    return dataclasses.replace(settings, database_url=url.url)
+
+
 async def start(
     host: str,
     port: int,
@@ -176,7 +198,8 @@ async def start(
     """Start bot, table, matchmaker, then the gateway on ``host:port`` (0: any free port).
 
     Each service's other settings come from ``env`` (default: the environment). Without
-    Redis, finished matches are kept under ``data_dir`` (empty: in an in-memory database).
+    Redis, finished matches are kept under ``data_dir`` (empty: in an in-memory database);
+    with Redis, their records go to the archive (``archive_settings``).
     """
     from rackem.seam.bots import LocalBots
     from rackem.seam.matchmaker import LocalMatchmaker
@@ -193,6 +216,7 @@ async def start(
     from services.table.settings import TableSettings
 
     registry: Registry | None = None if redis_url else MemoryRegistry()
+    archive = await archive_settings(env, redis_url, data_dir)
     services: list[tuple[str, Running[Any], float | None]] = []
     try:
         bots = await bot.create_server(from_env(BotSettings, env, host=LOCAL, port=0))
@@ -207,7 +231,7 @@ async def start(
             data_dir=data_dir,
         )
         tables = await table.create_server(
-            table_settings, registry=registry, bots=LocalBots(bots.service)
+            table_settings, registry=registry, bots=LocalBots(bots.service), archive=archive
         )
         services.append(("table", tables, GRACE_S))
         # The gateway and the matchmaker reach this replica without a socket (rackem/seam/).

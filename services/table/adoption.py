@@ -124,7 +124,7 @@ class Adoption:
             if holder is None:  # its owner died before finishing it: finish it here
                 await tables.finish(table)
             elif holder == FINISHED:  # finished, and about to leave the index
-                await tables.store.forget(table.table_id)
+                await tables.finished_elsewhere(table.table_id)
         return table
 
     async def _elsewhere(self, holder: str) -> ServiceError:

@@ -8,6 +8,9 @@ import secrets
 from grpc_health.v1 import health_pb2
 
 from services._gen.rackem.v1 import table_pb2_grpc
+from services.archive.schema import SchemaBehind
+from services.archive.settings import ArchiveSettings
+from services.archive.tier import open_records
 from services.common import logs, loop, running
 from services.common.archive import Archive, data_file
 from services.common.dial import dial_addr
@@ -16,9 +19,11 @@ from services.common.redis_client import Durability, connect
 from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
+from services.table.archiver import Archiver
 from services.table.bot_client import BotClient, Bots
 from services.table.clocks import Timing
 from services.table.leases import owner_string
+from services.table.metrics import TableMetrics, serve_metrics
 from services.table.service import TableService
 from services.table.servicer import TableServicer
 from services.table.settings import TableSettings
@@ -28,12 +33,16 @@ from services.table.store.redis import RedisStore
 from services.table.table import TableConfig
 from services.table.tables import Tables
 
-__all__ = ["ALIVE", "SERVICE_NAME", "create_server", "main", "serve"]
+__all__ = ["ALIVE", "ARCHIVE_HEALTH", "SERVICE_NAME", "create_server", "main", "serve"]
 
 ALIVE = "alive"
 log = logging.getLogger("rackem.table")
 
 SERVICE_NAME = "rackem.v1.Table"
+# The archiver's health, apart from the replica's readiness (``SERVICE_NAME``, and the
+# overall ""): SERVING while the archive answers. A replica whose archive is away still
+# plays (records wait in the store), so readiness never follows it.
+ARCHIVE_HEALTH = "rackem.archive"
 
 
 async def create_server(
@@ -42,6 +51,7 @@ async def create_server(
     registry: Registry | None = None,
     bot_addr: str | None = None,
     bots: Bots | None = None,
+    archive: ArchiveSettings | None = None,
 ) -> Running[TableService]:
     """Build, bind and start a table replica (``settings.port`` 0 picks a free port).
 
@@ -51,7 +61,14 @@ async def create_server(
     one in this process under ``rackem up``, rackem/seam/bots.py). ``Running.service`` is
     the replica's operations (``TableService``, and through it the ``Tables`` it owns), for
     callers in this process (``rackem up``'s seam, rackem/seam/tables.py).
+
+    ``archive`` with a ``database_url``: finished matches' records go to the archive
+    there (archiver.py), which must be at this release's schema (``SchemaBehind`` if it is
+    behind: run ``rackem migrate``). /metrics is served on ``settings.metrics_port`` if
+    set (``Running.metrics_port``).
     """
+    if settings.metrics_port is not None and settings.metrics_port == settings.port != 0:
+        raise ValueError("METRICS_PORT must differ from PORT: /metrics is never public")
     async with Shutdown() as shutdown:
         if store is None or registry is None:
             if settings.redis_url:
@@ -69,6 +86,21 @@ async def create_server(
             else:
                 store = store or MemoryStore(Archive(data_file(settings.data_dir, "tables")))
                 registry = registry or MemoryRegistry()
+        records = None
+        if archive is not None and archive.database_url:
+            records = await open_records(archive)
+            shutdown.push_close(records.close)
+        metrics = TableMetrics()
+        metrics_port = 0
+        if settings.metrics_port is not None:
+            metrics_host = settings.metrics_host or settings.host
+            http, metrics_port = serve_metrics(metrics, metrics_host, settings.metrics_port)
+
+            async def stop_metrics() -> None:
+                http.shutdown()
+                http.server_close()
+
+            shutdown.push_close(stop_metrics)
         server = new_server()
         port = bind(server, settings.host, settings.port)
         addr = settings.advertise_addr or dial_addr(settings.host, port)
@@ -93,10 +125,21 @@ async def create_server(
         )
         shutdown.push_close(bot_client.close)
         tables = Tables(settings, config, registry, bot_client, replica_id)
+        if records is not None:
+            retention = archive.record_retention_ms if archive is not None else 0
+            tables.archiver = Archiver(store, records, config, settings, retention, metrics)
         service = TableService(tables)
         servicer = TableServicer(service, settings.link_queue, settings.link_pace_ms / 1000)
         table_pb2_grpc.add_TableServicer_to_server(servicer, server)
         health = add_health(server, [SERVICE_NAME])
+        if tables.archiver is not None:
+
+            async def archive_up(up: bool) -> None:  # the archiver's own health only
+                status = health_pb2.HealthCheckResponse
+                await health.set(ARCHIVE_HEALTH, status.SERVING if up else status.NOT_SERVING)
+
+            tables.archiver.on_up = archive_up
+            await archive_up(True)
 
         async def reachable(up: bool) -> None:  # ready only while this replica reaches Redis
             await set_serving(health, [SERVICE_NAME], up)
@@ -124,15 +167,20 @@ async def create_server(
         stopping="table_stopping",
         stopped="table_stopped",
         fields={"replica": replica_id},
+        metrics_port=metrics_port,
     )
 
 
-async def serve(settings: TableSettings) -> None:
+async def serve(settings: TableSettings, archive: ArchiveSettings | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then hand the tables over and stop."""
-    await running.serve(create_server(settings))
+    await running.serve(create_server(settings, archive=archive))
 
 
 def main() -> None:
     settings = from_env(TableSettings)
     logs.configure("table", settings.log_level)
-    loop.run(serve(settings))
+    try:
+        loop.run(serve(settings, from_env(ArchiveSettings)))
+    except SchemaBehind as exc:  # refused to start: said once, plainly, without a trace
+        logs.event(log, "archive_schema_behind", logging.ERROR, message=str(exc))
+        raise SystemExit(1) from None

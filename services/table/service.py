@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError
-from services.table.creation import create
+from services.table.creation import TABLE_ID, create
 from services.table.feeds import Feed
 from services.table.table import Table
 from services.table.tables import Tables
@@ -73,5 +73,14 @@ class TableService:
         return await (await self._tables.get(request.table_id)).summary()
 
     async def record(self, request: table_pb2.SummaryRequest) -> table_pb2.MatchRecord:
-        """The finished match's rackem-match/1 log; refused while the match runs."""
+        """The finished match's rackem-match/1 log: from the archive (with one), else from
+        the store while it waits there (or without an archive); refused while the match
+        runs."""
+        archiver = self._tables.archiver
+        if archiver is not None and TABLE_ID.fullmatch(request.table_id):
+            archived = await archiver.record(request.table_id)
+            if archived is not None:
+                return table_pb2.MatchRecord(
+                    table_id=archived.table_id, code=archived.code, log_json=archived.log_json
+                )
         return await (await self._tables.get(request.table_id)).record()

@@ -47,7 +47,22 @@ class TableSettings:
     lease_index_shards: int = 1  # sorted sets of the lease index; every replica the same
     heartbeat_ms: int = 1_000  # registry heartbeat period
     heartbeat_ttl_ms: int = 3_000  # registry entry lifetime
-    finished_ttl_ms: int = 86_400_000  # finished tables stay readable this long
+    # A finished table's keys expire after this long. With an archive (DATABASE_URL) they
+    # go once its record is archived, within seconds; this is then how long a record
+    # waits for an archive that does not answer (the backlog's bound, docs/deploy.md).
+    finished_ttl_ms: int = 86_400_000
+    # With an archive: the archiver's sweep, how long a pending record is left to the
+    # replica that claimed it (its finisher's at first), how many one sweep takes, and
+    # the longest wait between tries while the archive does not answer.
+    archive_sweep_ms: int = 1_000
+    archive_claim_ms: int = 10_000
+    archive_batch: int = 50
+    archive_backoff_max_ms: int = 30_000
+    purge_ms: int = 600_000  # with a RECORD_RETENTION_MS: how often records past it go
+    # /metrics on a port of its own (never PORT); unset: not served, 0: any free port.
+    # ``metrics_host`` empty: the same address as ``host``.
+    metrics_port: int | None = None
+    metrics_host: str = ""
     stream_queue: int = 64  # views queued for one subscriber before it is dropped
     spectators_per_table: int = 50  # watchers of one table at once (tables open to them)
     link_queue: int = 20_000  # answers and views queued for one gateway link before it fails

@@ -288,14 +288,17 @@ class Table(Audience):
             self._check_open()
             if not self.over:
                 raise ServiceError("illegal_move", "the match is not over")
-            log_json = json.dumps(self.match_log(), separators=(",", ":"))
             return table_pb2.MatchRecord(
-                table_id=self.table_id, code=self.meta.code, log_json=log_json
+                table_id=self.table_id, code=self.meta.code, log_json=self.log_json()
             )
 
     def match_log(self) -> dict[str, Any]:
         """The ``rackem-match/1`` object with the seed revealed: only for a table that is over."""
         return to_log(self.match, reveal=True)
+
+    def log_json(self) -> str:
+        """``match_log()`` as the JSON text a record carries (``GetRecord``, the archive)."""
+        return json.dumps(self.match_log(), separators=(",", ":"))
 
     # -- what the table does by itself (the driver calls these) ----------------
 

@@ -4,9 +4,11 @@
 created by creation.py. Each table served has its driver (driver.py); when the driver
 ends, a table that is over is finished in the store (one atomic step, fenced by the
 lease: only the replica whose finish that was logs the match record), and any other has
-its lease released.
+its lease released. With an archive (``archiver``, archiver.py), finishing also lists the
+table pending for it, and this replica archives it at once.
 
-Three background rounds run, each proportional to this replica's own tables, never to
+Three background rounds run (five with an archive: its sweep and the retention's purge),
+each proportional to this replica's own tables, never to
 the fleet: the heartbeat (the replica's load and whether it drains, into the registry;
 a replica whose heartbeat cannot reach the store is not ready), the lease renewal
 (leases.py) and the sweep (adoption.py). ``drain`` (SIGTERM) stops them, closes every
@@ -25,6 +27,7 @@ from services.common.logs import event
 from services.common.redis_client import is_outage
 from services.common.registry import Registry, Replica
 from services.table.adoption import Adoption
+from services.table.archiver import Archiver
 from services.table.bot_client import BotClient
 from services.table.creation import TABLE_ID
 from services.table.driver import drive
@@ -62,6 +65,8 @@ class Tables:
         self.reachable = True
         self.on_reachable: Callable[[bool], Awaitable[None]] | None = None
         self.leases = Leases(config.store, config.owner, settings.lease_ms, self.live)
+        # With an archive: finished tables' records go there, then leave the store.
+        self.archiver: Archiver | None = None
         self.adoption = Adoption(self)
 
     # -- background work -----------------------------------------------------------
@@ -74,6 +79,12 @@ class Tables:
             asyncio.create_task(self._every(s.lease_ms // 3, self.leases.renew, "renew")),
             asyncio.create_task(self._every(s.sweep_ms, self.adoption.sweep, "sweep")),
         ]
+        if self.archiver is not None:
+            archiver = self.archiver
+            self._loops += [
+                asyncio.create_task(self._every(s.archive_sweep_ms, archiver.sweep, "archive")),
+                asyncio.create_task(self._every(s.purge_ms, archiver.purge, "purge")),
+            ]
 
     async def _every(self, period_ms: int, work: Callable[[], Awaitable[None]], name: str) -> None:
         while True:
@@ -147,7 +158,9 @@ class Tables:
         """Finish the table in the store (one atomic step, fenced by the lease); only the
         replica whose finish that was logs the match record. End the streams."""
         ttl = self.settings.finished_ttl_ms
-        if await self.store.finish(table.table_id, self.config.owner, table.state, ttl):
+        # With an archive, the other replicas' sweeps leave it to this one for a claim.
+        after = None if self.archiver is None else self.settings.archive_claim_ms
+        if await self.store.finish(table.table_id, self.config.owner, table.state, ttl, after):
             event(
                 log,
                 "match_record",
@@ -156,7 +169,16 @@ class Tables:
                 reason=table.state.ended_reason,
                 match=table.match_log(),
             )
+            if self.archiver is not None:
+                self.archiver.archive_now(table)
         table.end_streams()
+
+    async def finished_elsewhere(self, table_id: str) -> None:
+        """A table another replica finished, still in the lease index (it died before it
+        took it out): listed pending for the archive (with one) first, then out of it."""
+        if self.archiver is not None:
+            await self.store.add_pending(table_id, 0)
+        await self.store.forget(table_id)
 
     async def drain(self) -> None:
         """Stop taking tables, close each one (its streams end ``shutting_down``), release it."""
@@ -164,6 +186,8 @@ class Tables:
         # Cancelled again until they end: a loop's cancellation can be swallowed by a
         # Redis call (services/common/cancelling.py), and it would then go on forever.
         await asyncio.gather(*(cancel_until_done(loop) for loop in self._loops))
+        if self.archiver is not None:  # what it was writing stays pending, for the others
+            await self.archiver.stop()
         try:
             await self._heartbeat()
         except Exception:

@@ -42,3 +42,6 @@ class TablesApi(Protocol):
 
     async def finish(self, table: Table) -> None:
         """Let a finished table go from the live set."""
+
+    async def finished_elsewhere(self, table_id: str) -> None:
+        """A table finished by a replica that died before it left the lease index."""

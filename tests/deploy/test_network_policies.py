@@ -29,6 +29,7 @@ DESIGNED = {
     # one believed), and only monitoring the metrics port.
     (INGRESS, "gateway", 8000),
     (MONITORING, "gateway", 9100),
+    (MONITORING, "table", 9101),  # the replicas' /metrics: the archive's backlog and health
     ("gateway", "matchmaker", 50051),
     ("gateway", "table", 50052),
     ("matchmaker", "table", 50052),

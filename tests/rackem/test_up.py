@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import httpx
@@ -24,12 +27,15 @@ FAST_ENV = {"BOT_DELAY_MS": "0", "LOG_LEVEL": "WARNING", "MSG_RATE": "200", "MSG
 
 
 @contextmanager
-def rackem_up(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``rackem up --port 0 --no-browser ARGS``; the process and the URL it printed."""
+def rackem_up(
+    *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``rackem up --port 0 --no-browser ARGS`` (with ``env`` too); the process and the
+    URL it printed."""
     with tempfile.TemporaryFile("w+") as errors:
         proc = subprocess.Popen(
             [sys.executable, "-m", "rackem.cli", "up", "--port", "0", "--no-browser", *args],
-            env={**os.environ, **FAST_ENV},
+            env={**os.environ, **FAST_ENV, **(env or {})},
             stdout=subprocess.PIPE,
             stderr=errors,
             text=True,
@@ -143,6 +149,34 @@ async def test_rackem_up_can_keep_its_state_in_redis(redis_url: str) -> None:
         logged = db.llen(f"rackem:{{t:{seated['table_id']}}}:log")
         db.flushdb()
     assert logged >= view["version"]
+
+
+async def test_rackem_up_on_redis_archives_finished_records_under_its_data_dir(
+    redis_url: str, tmp_path: Path
+) -> None:
+    own_db = redis_url.rsplit("/", 1)[0] + "/8"  # this test's own database of the shared Redis
+    env = {"ARCHIVE_SWEEP_MS": "200"}
+    with rackem_up("--redis", own_db, "--data", str(tmp_path), env=env) as (proc, url):
+        async with Client(url) as client:
+            seated = await client.create_table(
+                "Ann", {"players": 2, "target": 50}, level="easy", start_now=True
+            )
+            await play_match(client, timeout=60)
+        table_id = seated["table_id"]
+        with redis.Redis.from_url(own_db) as db:
+            deadline = time.monotonic() + 60
+            while db.exists(f"rackem:{{t:{table_id}}}:meta"):  # archived, then dropped
+                assert time.monotonic() < deadline, "the finished table's keys stayed"
+                await asyncio.sleep(0.1)
+            db.flushdb()
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            log = (await http.get(f"{url}/match/{table_id}.json")).json()  # from the archive
+        assert verify(log)["valid"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    with closing(sqlite3.connect(tmp_path / "archive.sqlite3")) as archive:
+        rows = archive.execute("SELECT table_id FROM match_records").fetchall()
+    assert rows == [(table_id,)]
 
 
 async def test_rackem_up_answers_its_own_host_names_only_and_keeps_metrics_private() -> None:

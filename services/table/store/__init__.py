@@ -16,6 +16,12 @@ The live tables are listed in a lease index: each owner ``note_leases`` its tabl
 expiries every renewal round; sweepers ``claim_expired`` the entries past their
 expiry, and check each lease before adopting.
 
+With an archive (``DATABASE_URL``), a finished table is listed in a pending index too
+(``finish(..., archive=True)``, or ``add_pending``: before it leaves the lease index), its
+keys kept until its record is in the archive; the replicas' archivers ``claim_pending``
+its entry, write the record, then ``drop_archived`` its keys and its entry
+(services/table/archiver.py).
+
 A store that cannot serve for now raises ``StoreUnavailable`` (services/common/errors.py:
 its ``again`` says whether the call may be sent again); any other error is a bug.
 """
@@ -23,14 +29,21 @@ its ``again`` says whether the call may be sent again); any other error is a bug
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
-__all__ = ["AppendResult", "TableStore"]
+__all__ = ["AppendResult", "Pending", "TableStore"]
 
 AppendResult = Literal["ok", "conflict", "lost"]
 """``ok``; ``conflict``: the log is not ``index`` long; ``lost``: the lease is not ours."""
+
+
+class Pending(NamedTuple):
+    """A finished table waiting for the archive, and when it was listed (its finish, unix ms)."""
+
+    table_id: str
+    finished_at_ms: int
 
 
 class TableStore(Protocol):
@@ -89,10 +102,39 @@ class TableStore(Protocol):
         """The lease's value: an owner string, ``FINISHED``, or None (nobody holds it)."""
         ...
 
-    async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
+    async def finish(
+        self,
+        table_id: str,
+        owner: str,
+        state: TableState,
+        ttl_ms: int,
+        archive_after_ms: int | None = None,
+    ) -> bool:
         """In one step: save the final ``state`` and turn the lease into ``FINISHED``, every
         key expiring after ``ttl_ms``; False (nothing written) if the lease is not
-        ``owner``'s. Then the table leaves the live tables."""
+        ``owner``'s. Then (``archive_after_ms`` given) the table is listed pending for the
+        archive, sweepers taking it after that many ms (``add_pending``), and only then
+        leaves the live tables."""
+        ...
+
+    async def add_pending(self, table_id: str, delay_ms: int) -> None:
+        """List a finished table as waiting for the archive, for sweepers to take after
+        ``delay_ms``; once (listed again, it keeps its first finish time and delay)."""
+        ...
+
+    async def pending_count(self) -> int:
+        """How many finished tables wait for the archive (fleet-wide)."""
+        ...
+
+    async def claim_pending(self, limit: int, claim_ms: int) -> list[Pending]:
+        """Up to ``limit`` pending tables due for a sweeper, each moved ``claim_ms`` ahead
+        so other sweepers pass over it meanwhile (it comes round again if not dropped)."""
+        ...
+
+    async def drop_archived(self, table_id: str) -> bool:
+        """Once its record is in the archive: delete a finished table's keys (only if it is
+        finished: its lease ``FINISHED``), then its pending entry. False if there were no
+        such keys (dropped already, or expired); the entry goes either way."""
         ...
 
     async def live_tables(self) -> list[str]:

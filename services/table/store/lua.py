@@ -7,7 +7,9 @@ that lost the table writes nothing. ``APPEND`` and ``SAVE`` given a lease time o
 than 0 renew the lease in the same step.
 
 The lease index's scripts (``lease_index.py``) each run on one index shard, a sorted set
-scored by when each table's lease expires, in Redis's own clock (``TIME``).
+scored by when each table's lease expires, in Redis's own clock (``TIME``); the pending
+index's (``pending.py``: finished tables waiting for the archive) on one of its shards,
+a sorted set scored by when a sweeper may take each table and a hash of when each finished.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ __all__ = [
     "CLAIM_EXPIRED",
     "COUNT_EXPIRED",
     "CREATE",
+    "DROP_ARCHIVED",
     "FINISH",
     "NOTE_LEASES",
+    "PENDING_ADD",
+    "PENDING_CLAIM",
+    "PENDING_REMOVE",
     "RELEASE",
     "RENEW",
     "SAVE",
@@ -80,6 +86,13 @@ redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[3])
 for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return 1
 """
+# Once its record is in the archive: every key of a finished table, and only of a finished
+# one (the tombstone, ARGV[1]), is deleted. 1: deleted; 0: not a finished table (gone).
+DROP_ARCHIVED = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+return 1
+"""
 
 _NOW = """
 local t = redis.call('TIME')
@@ -111,3 +124,35 @@ for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARG
 return ids
 """
 )
+# KEYS: the shard's sorted set (id -> when a sweeper may take it) and hash (id -> when it
+# was listed, Redis's clock: its finish). ARGV: id, ms before a sweeper may take it.
+# Listed once: a second add keeps the first's times. 1: listed now; 0: it was.
+PENDING_ADD = (
+    _NOW
+    + """
+if redis.call('HSETNX', KEYS[2], ARGV[1], now) == 0 then return 0 end
+redis.call('ZADD', KEYS[1], 'NX', now + tonumber(ARGV[2]), ARGV[1])
+return 1
+"""
+)
+# Up to ARGV[1] entries due, each moved ARGV[2] ms ahead (as CLAIM_EXPIRED): id, finish
+# time pairs.
+PENDING_CLAIM = (
+    _NOW
+    + """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local out = {}
+for _, id in ipairs(ids) do
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), id)
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', KEYS[2], id) or tostring(now)
+end
+return out
+"""
+)
+# ARGV: id.
+PENDING_REMOVE = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+"""

@@ -7,7 +7,9 @@ Only live tables stay in the dicts: ``finish`` moves a table's meta, log, state 
 replies into an ``Archive`` (services/common/archive.py; a file under ``rackem up``'s
 data directory) and drops it from memory, so memory holds what is being played, not
 every match played; a finished table reads back from there, its lease ``FINISHED``,
-until its TTL (a wall-clock expiry, kept across restarts).
+until its TTL (a wall-clock expiry, kept across restarts). With an archive
+(``finish(..., archive_after_ms=…)``) it is also listed pending, in memory, until
+``drop_archived`` deletes it from there.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import orjson
 
 from services.common.archive import Archive
-from services.table.store import AppendResult
+from services.table.store import AppendResult, Pending
 from services.table.store.lease_index import FINISHED
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
@@ -60,6 +62,8 @@ class MemoryStore:
         self._tables: dict[str, _Entry] = {}  # live tables only
         self._leases: dict[str, tuple[str, float]] = {}
         self._live: dict[str, float] = {}  # the lease index: id -> when its lease expires
+        # The pending index: id -> (when a sweeper may take it, when it finished, unix ms).
+        self._pending: dict[str, tuple[float, int]] = {}
         self._archive = archive if archive is not None else Archive()
 
     def _entry(self, table_id: str) -> _Entry | None:
@@ -168,7 +172,14 @@ class MemoryStore:
     async def holder(self, table_id: str) -> str | None:
         return self._lease(table_id)
 
-    async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
+    async def finish(
+        self,
+        table_id: str,
+        owner: str,
+        state: TableState,
+        ttl_ms: int,
+        archive_after_ms: int | None = None,
+    ) -> bool:
         entry = self._entry(table_id)
         if entry is None or self._lease(table_id) != owner:
             return False
@@ -177,8 +188,35 @@ class MemoryStore:
         self._archive.put(_FINISHED, table_id, entry.archived(), expires)
         del self._tables[table_id]
         self._leases.pop(table_id, None)  # the archive's entry is the FINISHED lease now
+        if archive_after_ms is not None:
+            await self.add_pending(table_id, archive_after_ms)
         self._live.pop(table_id, None)
         return True
+
+    async def add_pending(self, table_id: str, delay_ms: int) -> None:
+        if table_id not in self._pending:
+            due = time.monotonic() + delay_ms / 1000
+            self._pending[table_id] = (due, int(time.time() * 1000))
+
+    async def pending_count(self) -> int:
+        return len(self._pending)
+
+    async def claim_pending(self, limit: int, claim_ms: int) -> list[Pending]:
+        now = time.monotonic()
+        due = sorted((d, t) for t, (d, _) in self._pending.items() if d <= now)[:limit]
+        claimed = []
+        for _, table_id in due:
+            finished_at = self._pending[table_id][1]
+            self._pending[table_id] = (now + claim_ms / 1000, finished_at)
+            claimed.append(Pending(table_id, finished_at))
+        return claimed
+
+    async def drop_archived(self, table_id: str) -> bool:
+        dropped = table_id not in self._tables and self._is_finished(table_id)
+        if dropped:
+            self._archive.delete(_FINISHED, table_id)
+        self._pending.pop(table_id, None)
+        return dropped
 
     async def live_tables(self) -> list[str]:
         return sorted(self._live)

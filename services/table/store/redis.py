@@ -9,6 +9,9 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
     rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed;
                                    "finished" once the match is over and recorded
     rackem:{leases:N}      zset    lease index shard N: id -> when its lease expires
+    rackem:{archive:N}     zset    pending index shard N (with an archive): a finished
+                                   table's id -> when a sweeper may archive it
+    rackem:{archive:N}:at  hash    id -> when it finished
 
 Every script (``lua.py``) and transaction touches one table's keys only, so on a Redis
 Cluster each is one slot's; batches of them go out one pipeline per node (``ScriptBatch``,
@@ -38,8 +41,9 @@ import orjson
 
 from services.common.redis_client import Durability, RedisClient, raise_store_error
 from services.common.script_batch import ScriptBatch
-from services.table.store import AppendResult, lua
+from services.table.store import AppendResult, Pending, lua
 from services.table.store.lease_index import FINISHED, RedisLeaseIndex
+from services.table.store.pending import RedisPendingIndex
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["RedisStore", "keys"]
@@ -72,6 +76,7 @@ class RedisStore:
         self._redis = client
         self._chunk = chunk
         self.index = RedisLeaseIndex(client, index_shards, index_prefix, chunk)
+        self.pending = RedisPendingIndex(client, index_shards, index_prefix)
         # Every move is an append and many clock events a save: each is batched with
         # the other tables' (services/common/script_batch.py), one pipeline per node per
         # batch. Creates and appends wait for the replicas ``durability`` asks for.
@@ -85,6 +90,7 @@ class RedisStore:
         self._renew = ScriptBatch(client, client.register_script(lua.RENEW), chunk)
         self._release = client.register_script(lua.RELEASE)
         self._finish = client.register_script(lua.FINISH)
+        self._drop = client.register_script(lua.DROP_ARCHIVED)
 
     async def create(self, meta: TableMeta, state: TableState, owner: str, lease_ms: int) -> bool:
         args: list[str | int] = [meta.to_json(), state.to_json(), owner, lease_ms]
@@ -189,15 +195,52 @@ class RedisStore:
             raise_store_error(exc)
         return None if value is None else str(value)
 
-    async def finish(self, table_id: str, owner: str, state: TableState, ttl_ms: int) -> bool:
+    async def finish(
+        self,
+        table_id: str,
+        owner: str,
+        state: TableState,
+        ttl_ms: int,
+        archive_after_ms: int | None = None,
+    ) -> bool:
         args: list[str | int] = [owner, state.to_json(), ttl_ms, FINISHED]
         try:
             done = await self._finish(keys=keys(table_id), args=args)
         except Exception as exc:
             raise_store_error(exc)
         if done:
+            # Listed pending before it leaves the lease index: a crash in between leaves
+            # it in the lease index, where a sweeper finds it finished and lists it.
+            if archive_after_ms is not None:
+                await self.add_pending(table_id, archive_after_ms)
             await self.forget(table_id)
         return bool(done)
+
+    async def add_pending(self, table_id: str, delay_ms: int) -> None:
+        try:
+            await self.pending.add(table_id, delay_ms)
+        except Exception as exc:
+            raise_store_error(exc)
+
+    async def pending_count(self) -> int:
+        try:
+            return await self.pending.count()
+        except Exception as exc:
+            raise_store_error(exc)
+
+    async def claim_pending(self, limit: int, claim_ms: int) -> list[Pending]:
+        try:
+            return await self.pending.claim(limit, claim_ms)
+        except Exception as exc:
+            raise_store_error(exc)
+
+    async def drop_archived(self, table_id: str) -> bool:
+        try:
+            dropped = await self._drop(keys=keys(table_id), args=[FINISHED])
+            await self.pending.remove(table_id)
+        except Exception as exc:
+            raise_store_error(exc)
+        return bool(dropped)
 
     async def live_tables(self) -> list[str]:
         try:

@@ -40,7 +40,11 @@ async def start_table_server(bot_server: BotRunning) -> AsyncIterator[ServerFact
     started: list[Running] = []
 
     async def start(**overrides: Any) -> Running:
-        deps = {k: overrides.pop(k) for k in ("store", "registry", "bot_addr") if k in overrides}
+        deps = {
+            k: overrides.pop(k)
+            for k in ("store", "registry", "bot_addr", "archive")
+            if k in overrides
+        }
         deps.setdefault("bot_addr", bot_server.addr)
         running = await create_server(fast_settings(**overrides), **deps)
         started.append(running)

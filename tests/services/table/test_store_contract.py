@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import time
 from collections.abc import AsyncIterator
 from dataclasses import asdict, fields, replace
 
@@ -362,5 +363,95 @@ async def test_tables_of_the_old_live_set_are_moved_into_the_index_expired(
         assert listed.table_id in await store.live_tables()
         assert not await client.exists(f"{prefix}:tables:live")
         assert await store.index.import_live_set() == 0
+    finally:
+        await client.aclose()
+
+
+# -- the pending index: finished tables waiting for the archive -----------------------------
+
+
+def _finished_state() -> TableState:
+    state = TableState.new(2)
+    state.status, state.ended_reason = "finished", "finished"
+    return state
+
+
+async def test_a_table_finished_for_the_archive_is_pending_until_dropped(
+    store: TableStore,
+) -> None:
+    meta = await _created(store)
+    await store.append(meta.table_id, A, 0, _move(), TableState.new(2))
+    before = int(time.time() * 1000)
+    assert await store.finish(meta.table_id, A, _finished_state(), 60_000, archive_after_ms=300)
+    assert meta.table_id not in await store.live_tables()
+    assert await store.pending_count() == 1
+    assert await store.claim_pending(10, 1_000) == []  # left to its finisher for 300 ms
+    await asyncio.sleep(0.4)
+    [pending] = await store.claim_pending(10, 300)
+    assert pending.table_id == meta.table_id
+    assert before - 1_000 <= pending.finished_at_ms <= int(time.time() * 1000) + 1_000
+    assert await store.claim_pending(10, 300) == []  # claimed: the other sweepers pass over it
+    await asyncio.sleep(0.4)  # not dropped within the claim: it comes round again
+    [again] = await store.claim_pending(10, 300)
+    assert again == pending  # its finish time kept
+    loaded = await store.load(meta.table_id)  # the keys stay meanwhile
+    assert loaded is not None and loaded.state.over and len(loaded.moves) == 1
+    assert await store.drop_archived(meta.table_id)
+    assert await store.load(meta.table_id) is None
+    assert await store.holder(meta.table_id) is None
+    assert await store.pending_count() == 0
+    assert not await store.drop_archived(meta.table_id)  # gone already: nothing, no error
+
+
+async def test_a_table_finished_without_an_archive_is_not_pending(store: TableStore) -> None:
+    meta = await _created(store)
+    assert await store.finish(meta.table_id, A, _finished_state(), 60_000)
+    assert await store.pending_count() == 0
+
+
+async def test_pending_is_listed_once_and_never_drops_a_live_table(store: TableStore) -> None:
+    done, live = await _created(store), await _created(store)
+    assert await store.finish(done.table_id, A, _finished_state(), 60_000, archive_after_ms=0)
+    first = await store.claim_pending(10, 0)
+    await store.add_pending(done.table_id, 60_000)  # a sweeper listing it again: kept as it was
+    assert await store.pending_count() == 1
+    assert await store.claim_pending(10, 0) == first
+    # A live table is never dropped, even if listed by mistake: only its entry goes.
+    await store.add_pending(live.table_id, 0)
+    assert not await store.drop_archived(live.table_id)
+    assert await store.holder(live.table_id) == A
+    assert await store.load(live.table_id) is not None
+    assert await store.pending_count() == 1
+
+
+async def test_a_pending_table_still_expires_after_its_ttl(store: TableStore) -> None:
+    """The backlog's bound: a finished table's keys keep their TTL while they wait."""
+    meta = await _created(store)
+    assert await store.finish(meta.table_id, A, _finished_state(), 300, archive_after_ms=0)
+    await asyncio.sleep(0.5)
+    assert await store.load(meta.table_id) is None
+    assert [p.table_id for p in await store.claim_pending(10, 1_000)] == [meta.table_id]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_redis_pending_spreads_over_the_index_shards(
+    redis_engines: Engines, kind: str
+) -> None:
+    client = connect(redis_engines.url(kind))
+    store = RedisStore(client, index_shards=3, index_prefix=f"t{secrets.token_hex(4)}")
+    try:
+        made = [(await _created(store)).table_id for _ in range(6)]
+        for table_id in made:
+            assert await store.finish(table_id, A, _finished_state(), 60_000, archive_after_ms=0)
+        assert await store.pending_count() == 6
+        claimed = await store.claim_pending(4, 60_000)
+        claimed += await store.claim_pending(4, 60_000)
+        assert sorted(p.table_id for p in claimed) == sorted(made)
+        prefix = store.pending.keys[0].removesuffix(":{archive:0}")
+        assert store.pending.keys == [f"{prefix}:{{archive:{n}}}" for n in range(3)]
+        assert {store.pending.key(f"t{n:04x}") for n in range(64)} == set(store.pending.keys)
+        for table_id in made:
+            assert await store.drop_archived(table_id)
+        assert await store.pending_count() == 0
     finally:
         await client.aclose()

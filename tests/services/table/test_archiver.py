@@ -1,0 +1,97 @@
+"""A replica with an archive (SQLite here; PostgreSQL in tests/system/test_archive.py):
+finished records go there and leave the store, served from there, purged past the
+retention; a schema behind refuses to start."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
+from services.archive import ArchiveSettings, SchemaBehind, migrate, parse_database_url
+from services.archive.tier import open_records
+from services.common.channels import open_channel
+from services.common.registry import MemoryRegistry
+from services.table.server import ARCHIVE_HEALTH
+from services.table.store.memory import MemoryStore
+from table.table_players import ServerFactory, create_table
+
+
+def _archive(tmp_path: Path, **settings: int) -> ArchiveSettings:
+    url = f"sqlite:///{tmp_path / 'archive.sqlite3'}"
+    migrate(parse_database_url(url))
+    return ArchiveSettings(database_url=url, **settings)
+
+
+async def _until_gone(store: MemoryStore, table_id: str, within_s: float = 30) -> None:
+    deadline = time.monotonic() + within_s
+    while await store.load(table_id) is not None or await store.pending_count():
+        assert time.monotonic() < deadline, "the finished table stayed in the store"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_finished_record_is_archived_then_served_from_there_alone(
+    start_table_server: ServerFactory, tmp_path: Path
+) -> None:
+    store = MemoryStore()
+    archive = _archive(tmp_path)
+    running = await start_table_server(
+        store=store, registry=MemoryRegistry(), archive=archive, archive_sweep_ms=50
+    )
+    async with open_channel(running.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        health = health_pb2_grpc.HealthStub(channel)
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=ARCHIVE_HEALTH))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        table_id = (await create_table(stub, humans=0, bots=2)).table_id
+        await _until_gone(store, table_id)
+        served = await stub.GetRecord(table_pb2.SummaryRequest(table_id=table_id))
+        records = await open_records(archive)
+        try:
+            record = await records.get_record(table_id)
+        finally:
+            await records.close()
+        assert record is not None
+        assert (record.code, record.reason) == ("ROOM42", "finished")
+        assert served == table_pb2.MatchRecord(
+            table_id=table_id, code="ROOM42", log_json=record.log_json
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as gone:  # nothing else of it is left
+            await stub.GetSummary(table_pb2.SummaryRequest(table_id=table_id))
+        assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_records_past_the_retention_are_purged(
+    start_table_server: ServerFactory, tmp_path: Path
+) -> None:
+    store = MemoryStore()
+    archive = _archive(tmp_path, record_retention_ms=200)
+    running = await start_table_server(
+        store=store, registry=MemoryRegistry(), archive=archive, archive_sweep_ms=50, purge_ms=100
+    )
+    async with open_channel(running.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        table_id = (await create_table(stub, humans=0, bots=2)).table_id
+        await _until_gone(store, table_id)
+        records = await open_records(archive)
+        try:
+            deadline = time.monotonic() + 10
+            while await records.get_record(table_id) is not None:
+                assert time.monotonic() < deadline, "the record outlived its retention"
+                await asyncio.sleep(0.05)
+        finally:
+            await records.close()
+
+
+async def test_a_replica_refuses_an_archive_whose_schema_is_behind(
+    start_table_server: ServerFactory, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.sqlite3"
+    empty.touch()  # a database, without the schema
+    with pytest.raises(SchemaBehind, match="rackem migrate"):
+        await start_table_server(archive=ArchiveSettings(database_url=f"sqlite:///{empty}"))
