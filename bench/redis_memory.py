@@ -42,7 +42,7 @@ from services.common.errors import ServiceError  # noqa: E402
 from services.common.redis_client import connect  # noqa: E402
 from services.common.registry import RedisRegistry  # noqa: E402
 from services.convert import move_to_pb  # noqa: E402
-from services.gateway.link import dial  # noqa: E402
+from services.gateway.table_client import dial  # noqa: E402
 from services.matchmaker.ids import hash_token, new_table_id, new_token  # noqa: E402
 from services.matchmaker.records import NewTable, Sitter, Timings  # noqa: E402
 from services.matchmaker.store.redis import RedisStore as MatchmakerStore  # noqa: E402

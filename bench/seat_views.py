@@ -14,7 +14,7 @@ import orjson
 
 from rackcore import View
 from services._gen.rackem.v1 import game_pb2, table_pb2
-from services.gateway.link import Link
+from services.gateway.table_client import Link
 
 __all__ = ["view_of", "views"]
 

@@ -30,7 +30,7 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gateway: writing frames (send loop)", ("Connection._send_loop",)),
     ("gateway: table views → JSON (follow)", ("services/gateway/follow.py",)),
     ("gateway: frames in (parse, validate, forward)", ("Connection._receive_loop",)),
-    ("gateway: link reads and writes (gRPC)", ("services/gateway/link.py",)),
+    ("gateway: link reads and writes (gRPC)", ("services/gateway/table_client.py",)),
     ("uvicorn/websockets: reading, handshakes", ("uvicorn/protocols",)),
     ("matchmaker", ("services/matchmaker/",)),
     ("gRPC machinery (Cython core, poller thread)", ("grpc/", "cygrpc", "Thread.run")),

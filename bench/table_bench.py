@@ -28,7 +28,7 @@ import grpc
 from seat_views import view_of
 
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
-from services.gateway.link import Link, dial
+from services.gateway.table_client import Link, dial
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = 2

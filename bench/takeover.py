@@ -53,7 +53,7 @@ from rackcore.bots import choose  # noqa: E402
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc  # noqa: E402
 from services.common.errors import ServiceError  # noqa: E402
 from services.convert import move_to_pb  # noqa: E402
-from services.gateway.link import Link, dial  # noqa: E402
+from services.gateway.table_client import Link, dial  # noqa: E402
 from services.table.settings import TableSettings  # noqa: E402
 
 GIVE_UP_S = 30.0

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from services._gen.rackem.v1 import game_pb2
-from services.gateway.link import LinkFeed
+from services.gateway.table_client import LinkFeed
 
 __all__ = ["Reading", "reading"]
 

@@ -28,8 +28,8 @@ from services._gen.rackem.v1 import game_pb2, table_pb2
 from services.common import eager
 from services.common.errors import ServiceError
 from services.common.unexpected import refusal_for
-from services.gateway.link import LinkFeed
-from services.matchmaker.placement import CreateTable
+from services.gateway.table_client import LinkFeed
+from services.matchmaker.table_client import CreateTable
 from services.table.feed_relay import FeedRelay, Opener
 from services.table.service import TableService
 
@@ -68,8 +68,9 @@ async def _called(rpc: str, work: Coroutine[Any, Any, T], timeout: float | None)
 
 
 class DirectLink:
-    """The gateway's link to a replica in this process: the calls of ``services.gateway.link``'s
-    ``Link``, made on the replica's operations. It never breaks: a stopped replica refuses."""
+    """The gateway's link to a replica in this process: the calls of
+    ``services.gateway.table_client``'s ``Link``, made on the replica's operations. It never
+    breaks: a stopped replica refuses."""
 
     broken: ServiceError | None = None
 

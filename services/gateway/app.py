@@ -24,7 +24,6 @@ from services.gateway.connection import POLICY
 from services.gateway.follow import Follower
 from services.gateway.hosts import HostCheck
 from services.gateway.limits import client_key
-from services.gateway.link import LocalLinks
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.origins import origin_allowed
 from services.gateway.replay_page import replay_routes
@@ -32,6 +31,7 @@ from services.gateway.session import Session
 from services.gateway.settings import GatewaySettings
 from services.gateway.state import GatewayState
 from services.gateway.static_files import StaticSite
+from services.gateway.table_client import LocalLinks
 
 __all__ = ["BUSY", "GOING_AWAY", "create_app", "state_of", "websocket"]
 

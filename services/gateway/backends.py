@@ -19,8 +19,8 @@ from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
-from services.gateway.link import Counts, LinkFeed, LocalLinks, TableLink, dial
 from services.gateway.matchmaker_client import MatchmakerClient
+from services.gateway.table_client import Counts, LinkFeed, LocalLinks, TableLink, dial
 
 if TYPE_CHECKING:
     from services._gen.rackem.v1.table_pb2_grpc import TableAsyncStub

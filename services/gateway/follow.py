@@ -3,7 +3,7 @@
 Each step forwards what the services stream, as protocol messages, through ``push``.
 A lost matchmaker stream is picked up again with ``Locate``; a lost table stream is
 re-opened at the owner (``wrong_replica`` redirects) or through ``TABLE_ADDR``. Table
-views come over the gateway's link to the replica (``services.gateway.link``).
+views come over the gateway's link to the replica (``services.gateway.table_client``).
 """
 
 from __future__ import annotations

@@ -20,12 +20,12 @@ from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, state_of, websocket
 from services.gateway.http_protocol import bounded_http
-from services.gateway.link import LocalLinks
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.ports import ByPort, metrics_app
 from services.gateway.settings import GatewaySettings
 from services.gateway.socket_first import SocketFirst
 from services.gateway.state import GatewayState
+from services.gateway.table_client import LocalLinks
 from services.gateway.ws_protocol import gateway_websocket
 
 __all__ = ["GatewayServer", "create_server", "main", "serve"]

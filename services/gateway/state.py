@@ -17,10 +17,10 @@ from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.gc_pauses import GcPauses
 from services.gateway.limits import GameLimiter
-from services.gateway.link import LocalLinks
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.metrics import Metrics
 from services.gateway.settings import GatewaySettings
+from services.gateway.table_client import LocalLinks
 
 __all__ = ["GatewayState", "Member"]
 

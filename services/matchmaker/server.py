@@ -24,7 +24,7 @@ from services.common.registry import MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.matchmaker.codes import CodeSource, new_code
-from services.matchmaker.placement import CreateTable, Placer
+from services.matchmaker.placement import Placer
 from services.matchmaker.records import Timings
 from services.matchmaker.seating import Matchmaker
 from services.matchmaker.service import MatchmakerService
@@ -34,6 +34,7 @@ from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
 from services.matchmaker.store.memory import MemoryStore
 from services.matchmaker.store.redis import RedisStore
+from services.matchmaker.table_client import CreateTable
 from services.matchmaker.watchers import LobbyWatchers
 
 __all__ = ["SERVICE_NAME", "create_server", "main", "serve"]

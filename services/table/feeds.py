@@ -3,7 +3,7 @@ spectator's (``watch``); a bounded queue, so a slow reader never stalls its tabl
 
 The vocabulary, on both sides of a link: a **feed** is this stream; the table keeps a
 ``Feed`` per reader, a replica relays each to its link (``FeedRelay``), and the gateway
-holds it as a ``LinkFeed`` (services/gateway/link.py). A seat's feed is opened with
+holds it as a ``LinkFeed`` (services/gateway/table_client.py). A seat's feed is opened with
 ``subscribe``, a spectator's with ``watch``.
 
 A table pushes without waiting; a feed whose queue is full is dropped (it ends with

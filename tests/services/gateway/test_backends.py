@@ -12,7 +12,7 @@ from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
 from services.common.running import Running as TableRunning
 from services.gateway.backends import Backends, reroute
-from services.gateway.link import Link
+from services.gateway.table_client import Link
 from services.table.server import create_server as create_table_server
 
 from .conftest import NOWHERE, Services, table_settings

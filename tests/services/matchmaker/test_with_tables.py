@@ -18,7 +18,7 @@ from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.registry import MemoryRegistry, Registry, Replica
 from services.common.running import Running as TableRunning
-from services.gateway.link import dial
+from services.gateway.table_client import dial
 from services.matchmaker.placement import Placer
 from services.table.server import create_server as create_table_server
 from services.table.settings import TableSettings

@@ -12,7 +12,7 @@ from services.common.channels import open_channel
 from services.common.registry import MemoryRegistry
 from services.common.running import Running
 from services.common.running import Running as BotRunning
-from services.gateway.link import Link, dial
+from services.gateway.table_client import Link, dial
 from services.table.server import create_server
 from services.table.store.memory import MemoryStore
 from table.table_players import ServerFactory, fast_settings

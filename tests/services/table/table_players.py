@@ -1,7 +1,7 @@
 """Helpers for table-service tests: short-clock settings, tables, and players that drive seats.
 
 ``SeatPlayer`` plays one human seat the way a gateway would, over the gateway's own
-link client (``services.gateway.link``) on a real gRPC channel: it subscribes, answers
+link client (``services.gateway.table_client``) on a real gRPC channel: it subscribes, answers
 each view on its turn with a move (chosen by ``rackcore.bots`` from the view it
 received), continues at round over, and keeps every view it was sent.
 """
@@ -23,7 +23,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError, from_rpc_error
 from services.common.running import Running
 from services.convert import move_to_pb
-from services.gateway.link import Link, dial
+from services.gateway.table_client import Link, dial
 from services.table.settings import TableSettings
 from tests.services.table.decoded import message_of, view_of
 

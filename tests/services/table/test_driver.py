@@ -17,7 +17,7 @@ from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.convert import move_to_pb
-from services.gateway.link import Link
+from services.gateway.table_client import Link
 from services.table.clocks import now_ms
 from table.decoded import message_of, view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked

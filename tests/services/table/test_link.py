@@ -29,7 +29,7 @@ from services.common.channels import open_channel
 from services.common.errors import ServiceError
 from services.common.running import Running
 from services.convert import move_to_pb
-from services.gateway.link import Link, TableLink, dial
+from services.gateway.table_client import Link, TableLink, dial
 from table.decoded import message_of, view_of
 from table.table_players import (
     ServerFactory,

@@ -14,7 +14,7 @@ from feeds import Reading, reading
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
 from services.common.errors import ServiceError
 from services.common.running import Running
-from services.gateway.link import Link
+from services.gateway.table_client import Link
 from table.decoded import message_of, view_of
 from table.table_players import SeatPlayer, create_table, error_code, play_to_the_end
 

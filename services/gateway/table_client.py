@@ -1,4 +1,7 @@
-"""This gateway's link to one table replica: one stream for every call and seat it has there.
+"""The gateway's client of the table service: its link to one table replica, one stream for
+every call and seat it has there (each service's client of the next one down is
+``<service>_client.py``: matchmaker_client.py here, the table's bot_client.py, the
+matchmaker's table_client.py).
 
 ``Link`` numbers each call, sends it up the replica's ``Table.Link`` stream (as many to
 a message as have queued up) and wakes the caller when its answer comes down; a

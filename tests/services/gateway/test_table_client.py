@@ -22,8 +22,8 @@ from services.common.pacing import TABLES
 from services.common.registry import MemoryRegistry
 from services.common.running import Running as BotRunning
 from services.common.running import Running as TableRunning
-from services.gateway.link import Link, Stream, dial
 from services.gateway.metrics import Metrics
+from services.gateway.table_client import Link, Stream, dial
 from services.table.server import create_server as create_table_server
 from services.table.store.memory import MemoryStore
 from tests.services.table.decoded import message_of, view_of
