@@ -229,6 +229,7 @@ async def start(
             redis_url=redis_url,
             bot_addr=bots.addr,
             data_dir=data_dir,
+            metrics_port=None,  # METRICS_PORT is the gateway's: one /metrics a process
         )
         tables = await table.create_server(
             table_settings, registry=registry, bots=LocalBots(bots.service), archive=archive

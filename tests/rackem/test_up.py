@@ -193,3 +193,19 @@ async def test_rackem_up_answers_its_own_host_names_only_and_keeps_metrics_priva
             assert (await http.get(f"{url}/metrics")).status_code == 404
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
+
+
+async def test_rackem_up_serves_metrics_on_the_metrics_port_it_is_given() -> None:
+    """METRICS_PORT is the gateway's: the table in the same process serves none of its own
+    there (two servers on one port: rackem up would not start)."""
+    with socket.socket() as held:  # a free port, held until rackem up is about to bind it
+        held.bind(("127.0.0.1", 0))
+        metrics_port = held.getsockname()[1]
+    with rackem_up(env={"METRICS_PORT": str(metrics_port)}) as (proc, url):
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            scraped = await http.get(f"http://127.0.0.1:{metrics_port}/metrics")
+            assert scraped.status_code == 200
+            assert "rackem_gateway_connections" in scraped.text
+            assert (await http.get(f"{url}/metrics")).status_code == 404
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
