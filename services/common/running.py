@@ -146,7 +146,7 @@ async def serve(start: Coroutine[Any, Any, Running[Any]]) -> None:
         loop.add_signal_handler(sig, signalled.set)
     try:
         running = await start
-        event(log, "listening", **_ports(running))
+        _announce(running)
         try:
             await signalled.wait()
         finally:
@@ -154,6 +154,16 @@ async def serve(start: Coroutine[Any, Any, Running[Any]]) -> None:
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+def _announce(running: Running[Any]) -> None:
+    """Log ``listening`` whatever ``LOG_LEVEL`` filters (its record is handed to the
+    handlers directly): whoever started the process with ``PORT=0`` reads its port here."""
+    fields = _ports(running)
+    record = log.makeRecord(
+        log.name, logging.INFO, __file__, 0, "listening", (), None, extra={"fields": fields}
+    )
+    log.handle(record)
 
 
 def _ports(running: Running[Any]) -> dict[str, int]:
