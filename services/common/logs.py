@@ -33,13 +33,14 @@ class JsonFormatter(logging.Formatter):
         self.service = service
 
     def format(self, record: logging.LogRecord) -> str:
+        ours = _ours(record)
         out: dict[str, Any] = {
             "ts": round(time.time(), 3),
             "level": record.levelname.lower(),
             "service": self.service,
-            "event": record.getMessage() if _ours(record) else "library_log",
+            "event": record.getMessage() if ours else "library_log",
         }
-        if not _ours(record):
+        if not ours:
             out["logger"] = record.name
             if record.args and isinstance(record.msg, str):
                 out["template"] = record.msg

@@ -140,8 +140,7 @@ class Session:
     def replaced(self) -> None:
         """A newer connection resumed this seat: let go of it and close."""
         if isinstance(self._state, Seated):
-            self._state.stop()
-            self._state = IDLE  # the token is the newer connection's now: nothing to release
+            self.enter(IDLE)  # the token is the newer connection's: releasing it is a no-op
         self.close(REPLACED)
 
     async def _frame(self, frame: str | bytes | None) -> None:
@@ -186,9 +185,7 @@ class Session:
     def make_free(self) -> None:
         state = self._state
         if isinstance(state, Watching):
-            raise ProtocolError(
-                "watching", "this connection is watching a table and holds no seat; leave first"
-            )
+            raise _watching()
         if isinstance(state, Seated) and state.seat.status in FINAL:
             # The final view went out and the table's end of the stream is on its way: the
             # match is over for this connection now (it may start a new game at once).
@@ -209,9 +206,7 @@ class Session:
     def _seated(self) -> Seat:
         state = self._state
         if isinstance(state, Watching):
-            raise ProtocolError(
-                "watching", "this connection is watching a table and holds no seat; leave first"
-            )
+            raise _watching()
         if not isinstance(state, Seated):
             raise ProtocolError("not_seated", "this connection holds no seat")
         return state.seat
@@ -417,6 +412,13 @@ _HANDLERS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     "watch": watch,
     "rematch": rematch,
 }
+
+
+def _watching() -> ProtocolError:
+    """A seat or table message from a connection that watches a table."""
+    return ProtocolError(
+        "watching", "this connection is watching a table and holds no seat; leave first"
+    )
 
 
 def _move_id(frame: str | bytes | None) -> str | None:
