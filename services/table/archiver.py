@@ -201,16 +201,19 @@ class Archiver:
         if purged:
             event(log, "records_purged", count=purged)
 
-    async def record(self, table_id: str) -> MatchRecord | None:
+    async def record(self, table_id: str, *, away_too: bool = False) -> MatchRecord | None:
         """The archived record of ``table_id``; None if it is not there, or the archive is
-        away (the store then serves it, while it waits there)."""
-        if not self.up:
+        away (the store then serves it, while it waits there). ``away_too`` asks even
+        while this replica believes it away; an answer brings it back."""
+        if not self.up and not away_too:
             return None
         try:
-            return await self.records.get_record(table_id)
+            record = await self.records.get_record(table_id)
         except StoreUnavailable:
             await self._failed()
             return None
+        await self._answered()
+        return record
 
     async def stop(self) -> None:
         """Stop archiving now (what is pending stays for the other replicas' sweeps)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from services._gen.rackem.v1 import table_pb2
+from services.archive.records import MatchRecord
 from services.common.errors import ServiceError
 from services.table.creation import TABLE_ID, create
 from services.table.feeds import Feed
@@ -73,14 +74,34 @@ class TableService:
         return await (await self._tables.get(request.table_id)).summary()
 
     async def record(self, request: table_pb2.SummaryRequest) -> table_pb2.MatchRecord:
-        """The finished match's rackem-match/1 log: from the archive (with one), else from
-        the store while it waits there (or without an archive); refused while the match
-        runs."""
+        """The finished match's rackem-match/1 log, refused while the match runs.
+
+        With an archive, the archive is asked first and the store (where a record waits
+        until it is written) second. While this replica believes the archive away, the
+        order turns: the store first, then the archive all the same, since another replica
+        may have seen it back and written the record meanwhile (asking it first would make
+        every request wait on an archive that does not answer)."""
         archiver = self._tables.archiver
-        if archiver is not None and TABLE_ID.fullmatch(request.table_id):
-            archived = await archiver.record(request.table_id)
+        table_id = request.table_id
+        if archiver is None or not TABLE_ID.fullmatch(table_id):
+            return await (await self._tables.get(table_id)).record()
+        if archiver.up:
+            archived = await archiver.record(table_id)
             if archived is not None:
-                return table_pb2.MatchRecord(
-                    table_id=archived.table_id, code=archived.code, log_json=archived.log_json
-                )
-        return await (await self._tables.get(request.table_id)).record()
+                return _record(archived)
+            return await (await self._tables.get(table_id)).record()
+        try:
+            return await (await self._tables.get(table_id)).record()
+        except ServiceError as exc:
+            if exc.code != "no_table":
+                raise
+            archived = await archiver.record(table_id, away_too=True)
+            if archived is None:
+                raise
+            return _record(archived)
+
+
+def _record(archived: MatchRecord) -> table_pb2.MatchRecord:
+    return table_pb2.MatchRecord(
+        table_id=archived.table_id, code=archived.code, log_json=archived.log_json
+    )

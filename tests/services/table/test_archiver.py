@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from postgres_engine import Postgres
 
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
 from services.archive import ArchiveSettings, SchemaBehind, migrate, parse_database_url
@@ -95,3 +97,56 @@ async def test_a_replica_refuses_an_archive_whose_schema_is_behind(
     empty.touch()  # a database, without the schema
     with pytest.raises(SchemaBehind, match="rackem migrate"):
         await start_table_server(archive=ArchiveSettings(database_url=f"sqlite:///{empty}"))
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[Postgres]:
+    """A PostgreSQL server of this test's own, to stop and start."""
+    server = Postgres()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_a_replica_that_believes_the_archive_away_still_serves_what_another_wrote(
+    start_table_server: ServerFactory, own_postgres: Postgres
+) -> None:
+    """The archive comes back; one replica drains the backlog while another still backs
+    off. The second serves the records all the same: the store no longer has them, so it
+    asks the archive it believes away (and, answered, believes it back)."""
+    url = own_postgres.database("replicas")
+    migrate(parse_database_url(url))
+    archive = ArchiveSettings(database_url=url, database_timeout_ms=2_000)
+    store, registry = MemoryStore(), MemoryRegistry()
+    writer = await start_table_server(
+        store=store, registry=registry, archive=archive,
+        archive_sweep_ms=50, archive_backoff_max_ms=200,
+    )  # fmt: skip
+    reader = await start_table_server(
+        store=store, registry=registry, archive=archive,
+        archive_sweep_ms=600_000, archive_backoff_max_ms=600_000,
+    )  # fmt: skip
+    async with open_channel(writer.addr) as w, open_channel(reader.addr) as r:
+        writes, reads = table_pb2_grpc.TableStub(w), table_pb2_grpc.TableStub(r)
+        reader_health = health_pb2_grpc.HealthStub(r)
+        own_postgres.stop_server()
+        try:
+            table_id = (await create_table(writes, humans=0, bots=2)).table_id
+            # The reader asks the archive once, finds it away, and backs off for minutes.
+            with pytest.raises(grpc.aio.AioRpcError):
+                await reads.GetRecord(table_pb2.SummaryRequest(table_id="t" * 12))
+            away = await reader_health.Check(health_pb2.HealthCheckRequest(service=ARCHIVE_HEALTH))
+            assert away.status == health_pb2.HealthCheckResponse.NOT_SERVING
+            deadline = time.monotonic() + 60
+            while await store.pending_count() == 0:  # finished, waiting for the archive
+                assert time.monotonic() < deadline, "the match did not finish"
+                await asyncio.sleep(0.05)
+        finally:
+            own_postgres.start_server()
+        await _until_gone(store, table_id, within_s=60)  # the writer drained it
+        served = await reads.GetRecord(table_pb2.SummaryRequest(table_id=table_id))
+        assert served.table_id == table_id and served.code == "ROOM42"
+        back = await reader_health.Check(health_pb2.HealthCheckRequest(service=ARCHIVE_HEALTH))
+        assert back.status == health_pb2.HealthCheckResponse.SERVING
