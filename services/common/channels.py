@@ -24,6 +24,13 @@ __all__ = ["OWN_CONNECTIONS", "open_channel"]
 OWN_CONNECTIONS: tuple[tuple[str, Any], ...] = (("grpc.use_local_subchannel_pool", 1),)
 
 
-def open_channel(addr: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
-    """An insecure aio channel to ``addr`` with connections of its own, and ``options``."""
-    return grpc.aio.insecure_channel(addr, options=[*OWN_CONNECTIONS, *options])
+def open_channel(
+    addr: str,
+    options: Sequence[tuple[str, Any]] = (),
+    interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+) -> grpc.aio.Channel:
+    """An insecure aio channel to ``addr`` with connections of its own, ``options`` and
+    ``interceptors``."""
+    return grpc.aio.insecure_channel(
+        addr, options=[*OWN_CONNECTIONS, *options], interceptors=list(interceptors) or None
+    )

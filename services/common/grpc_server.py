@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import grpc
 from grpc_health.v1 import _async as health_aio  # the aio servicer (health.aio)
@@ -21,11 +21,14 @@ __all__ = [
 ]
 
 
-def new_server() -> grpc.aio.Server:
-    """An aio server that owns its port alone. gRPC sets SO_REUSEPORT by default: a second
-    server on a port already in use would then start and silently take a share of its
-    connections (a replica on the wrong port, a test's server on a port still held)."""
-    return grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+def new_server(interceptors: Sequence[grpc.aio.ServerInterceptor] = ()) -> grpc.aio.Server:
+    """An aio server that owns its port alone, with ``interceptors``. gRPC sets
+    SO_REUSEPORT by default: a second server on a port already in use would then start and
+    silently take a share of its connections (a replica on the wrong port, a test's server
+    on a port still held)."""
+    return grpc.aio.server(
+        options=[("grpc.so_reuseport", 0)], interceptors=list(interceptors) or None
+    )
 
 
 def add_health(server: grpc.aio.Server, services: Iterable[str]) -> health_aio.HealthServicer:
