@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import grpc
 from grpc_health.v1 import _async as health_aio  # the aio servicer (health.aio)
@@ -21,7 +22,9 @@ __all__ = [
 ]
 
 
-def new_server(interceptors: Sequence[grpc.aio.ServerInterceptor] = ()) -> grpc.aio.Server:
+def new_server(
+    interceptors: Sequence[grpc.aio.ServerInterceptor[Any, Any]] = (),
+) -> grpc.aio.Server:
     """An aio server that owns its port alone, with ``interceptors``. gRPC sets
     SO_REUSEPORT by default: a second server on a port already in use would then start and
     silently take a share of its connections (a replica on the wrong port, a test's server
