@@ -171,7 +171,7 @@ async def one_setup(
         for _ in range(1, replicas):
             expired = await store.expired_count()
             share = math.ceil(len(mine[0]) / (replicas - 1))
-            got = await store.claim_expired(min(share, expired), LEASE_MS)
+            got = [e.table_id for e in await store.claim_expired(min(share, expired), LEASE_MS)]
             await gathered([store.holder(t) for t in got])
             claimed += len(got)
         assert claimed == len(mine[0]), (claimed, len(mine[0]))

@@ -7,6 +7,7 @@
     python3 bench/load.py --stack processes --tables 3 --gateways 2 ...   # a bigger fleet
     python3 bench/load.py --url ws://127.0.0.1:8000/ws --server-pid PID ...
         # add --metrics-url http://127.0.0.1:9100/metrics (its METRICS_PORT) for /metrics
+    python3 bench/load.py --stack processes --trace-ratio 0.01 ...  # traced (docs/tracing.md)
 
 By default it starts ``rackem up --port <free> --no-browser`` as a subprocess;
 ``--stack processes`` instead runs every service as its own ``rackem serve`` process
@@ -15,13 +16,17 @@ replicas and ``--gateways`` gateways (default one each; every gateway on the one
 matchmaker). Client i connects to gateway i mod N, round robin as a load balancer
 spreads connections: with 2 gateways and 2 humans a table, every table has a human on
 each gateway (cross-gateway play: the table's views go out over both gateways' links).
-Either way with ``GAMES_PER_IP=0`` (every client comes from 127.0.0.1; ``--server-env
-K=V`` adds settings), and it stops them at the end. ``--url`` uses a running gateway instead
-(give it ``GAMES_PER_IP=0``). In the same run it starts ``bench/echo_server.py`` (bare
-Starlette + uvicorn, ``websockets-sansio`` as the gateway) and measures its round trip with the
-same client code: one client as fast as it can, then (``--echo-duration``) the same
-number of clients at the same pace; with one client (or ``--paired-echo``) each move is
-also preceded by one echo round trip, so both are timed under the same machine load.
+Either way with ``GAMES_PER_IP=0`` (every client comes from 127.0.0.1; ``--server-env K=V``
+adds settings), and it stops them at the end. ``--trace-ratio R`` (with ``--stack
+processes``) traces every service at sample ratio R (``OTEL_TRACES_SAMPLER=
+parentbased_traceidratio``) into an OTLP/gRPC endpoint served in this process
+(``tests/system/otlp.py``), which counts the spans it receives; the count is printed.
+``--url`` uses a running gateway instead (give it ``GAMES_PER_IP=0``). In the same run it
+starts ``bench/echo_server.py`` (bare Starlette + uvicorn, ``websockets-sansio`` as the
+gateway) and measures its round trip with the same client code: one client as fast as it
+can, then (``--echo-duration``) the same number of clients at the same pace; with one client
+(or ``--paired-echo``) each move is also preceded by one echo round trip, so both are timed
+under the same machine load.
 ``--pin`` runs the clients on a core of their own (the last) and every server process and
 the echo on the others, as players' devices are their own: on a 2-core machine the kernel
 otherwise often wakes a client on the core where the server already works on what the
@@ -60,10 +65,12 @@ nothing. Client and server share the machine: compare ratios within one run.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import multiprocessing
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -73,6 +80,7 @@ import load_metrics
 import load_report
 from load_clients import Plan, Shared, Tally, raise_fd_limit, share_with, shares, worker
 from load_servers import (
+    ROOT,
     Processes,
     Sample,
     Servers,
@@ -327,6 +335,13 @@ def _arguments() -> argparse.Namespace:
     add("--metrics-url", default="", help="with --url: its /metrics (on its METRICS_PORT)")
     add("--server-pid", type=int, action="append", default=[], help="with --url: for CPU/RSS")
     add("--server-env", action="append", default=[], metavar="K=V", help="server settings")
+    add(
+        "--trace-ratio",
+        type=float,
+        metavar="R",
+        help="with --stack processes: trace every service at sample ratio R (0 < R <= 1) into"
+        " an OTLP endpoint in this process that counts the spans (docs/tracing.md)",
+    )
     add("--players", type=int, default=2, help="seats per table (default 2)")
     add("--humans-per-table", type=int, default=1, help="clients per table (default 1)")
     add("--level", default="easy", help="the bots at the tables (default easy)")
@@ -365,7 +380,19 @@ def _arguments() -> argparse.Namespace:
         raise SystemExit("want 1 ≤ --tables ≤ 16 and 1 ≤ --gateways ≤ 16")
     if (args.tables > 1 or args.gateways > 1) and (args.stack != "processes" or args.url):
         raise SystemExit("--tables and --gateways are for --stack processes")
+    if args.trace_ratio is not None and (
+        args.stack != "processes" or args.url or not 0 < args.trace_ratio <= 1
+    ):
+        raise SystemExit("--trace-ratio wants 0 < R <= 1 and --stack processes")
     return args
+
+
+def _otlp_sink() -> Any:
+    """``tests/system/otlp.py``'s ``OtlpSink``, counting spans without keeping them; loaded
+    by name, as load_servers.py loads the stack."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module("tests.system.otlp").OtlpSink(keep=False)
 
 
 def main() -> None:
@@ -381,6 +408,13 @@ def main() -> None:
         "load_average_before": [round(x, 2) for x in os.getloadavg()],
     }
     servers: Servers | None = None
+    server_env = _parse_env(args.server_env)
+    sink = _otlp_sink() if args.trace_ratio is not None else None
+    if sink is not None:  # the SDK's own batch delay (5 s), as deployed; --server-env wins
+        traced = sink.env(args.trace_ratio)
+        del traced["OTEL_BSP_SCHEDULE_DELAY"]
+        server_env = {**traced, **server_env}
+        report["tracing"] = {"ratio": args.trace_ratio}
     echo, echo_url = start_echo()
     try:
         live_tables: Callable[[], dict[str, int]] | None = None
@@ -391,9 +425,7 @@ def main() -> None:
             pids = {f"pid {pid}": pid for pid in args.server_pid}
             report["server"] = f"{urls[0]} (given)"
         else:
-            servers = start_servers(
-                args.stack, _parse_env(args.server_env), args.tables, args.gateways
-            )
+            servers = start_servers(args.stack, server_env, args.tables, args.gateways)
             urls, pids, metrics_urls = tuple(servers.urls), servers.pids, servers.metrics_urls
             live_tables = servers.live_tables
             report["server"] = f"{args.stack}: {', '.join(pids)} (started by bench/load.py)"
@@ -455,8 +487,11 @@ def main() -> None:
         report["stack"] = summary(plan, procs, *measured) | idle
     finally:
         if servers is not None:
-            servers.stop()
+            servers.stop()  # a traced service exports what it still holds as it stops
         stop_process(echo)
+        if sink is not None:
+            report["tracing"]["spans_received"] = sink.count()
+            sink.stop()
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     load_report.ratios_and_goals(report, args.stack)
     if args.json:
@@ -475,6 +510,9 @@ def main() -> None:
     tables += f" ({args.level})" if bots else ""
     title = f"rackem, {args.clients} clients, pace {args.pace} s, {tables} per table"
     print(load_report.text(title, report["stack"]))
+    if "tracing" in report:
+        tracing = report["tracing"]
+        print(f"tracing: ratio {tracing['ratio']}, {tracing['spans_received']} spans received")
     print(f"ratios: {report['ratios']}")
     print(f"goals (measured, not asserted): {report['goals']}")
 

@@ -19,6 +19,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    server = importlib.import_module(f"services.{args.service}.server")
-    server.main()
+    """The service's ``main``, traced if the ``OTEL_*`` variables say so (docs/tracing.md):
+    tracing starts before the service opens any server or channel, and its last spans are
+    flushed once ``main`` returns from its graceful stop."""
+    from services.common import tracing
+
+    traces = tracing.configure(args.service)
+    try:
+        server = importlib.import_module(f"services.{args.service}.server")
+        server.main()
+    finally:
+        traces.shutdown()
     return 0

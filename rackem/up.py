@@ -219,7 +219,9 @@ async def start(
     archive = await archive_settings(env, redis_url, data_dir)
     services: list[tuple[str, Running[Any], float | None]] = []
     try:
-        bots = await bot.create_server(from_env(BotSettings, env, host=LOCAL, port=0))
+        # METRICS_PORT is the gateway's: one /metrics a process (the others' are unserved).
+        bot_settings = from_env(BotSettings, env, host=LOCAL, port=0, metrics_port=None)
+        bots = await bot.create_server(bot_settings)
         services.append(("bot", bots, GRACE_S))
         table_settings = from_env(
             TableSettings,
@@ -229,7 +231,7 @@ async def start(
             redis_url=redis_url,
             bot_addr=bots.addr,
             data_dir=data_dir,
-            metrics_port=None,  # METRICS_PORT is the gateway's: one /metrics a process
+            metrics_port=None,
         )
         tables = await table.create_server(
             table_settings, registry=registry, bots=LocalBots(bots.service), archive=archive
@@ -245,6 +247,7 @@ async def start(
             redis_url=redis_url or "",
             table_addr=tables.addr,
             data_dir=data_dir,
+            metrics_port=None,
         )
         mm = await matchmaker.create_server(
             mm_settings, registry=registry, local_tables=local.creators()

@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 
 from services._gen.rackem.v1 import bot_pb2_grpc
+from services.bot.metrics import BotMetrics
 from services.bot.service import BotService
 from services.bot.servicer import SERVICE_NAME, BotServicer
 from services.bot.settings import BotSettings
 from services.common import logs, loop, running
 from services.common.dial import dial_addr
+from services.common.grpc_metrics import server_interceptors
 from services.common.grpc_server import add_health, bind, new_server, set_serving
+from services.common.metrics_http import check_port, start_metrics
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 
@@ -22,10 +25,15 @@ log = logging.getLogger("rackem.bot")
 async def create_server(settings: BotSettings) -> Running[BotService]:
     """Build, bind and start the bot server (``settings.port`` 0 picks a free port).
     ``Running.service`` is its operation (``BotService``), for callers in this process
-    (``rackem up``'s seam, rackem/seam/bots.py)."""
+    (``rackem up``'s seam, rackem/seam/bots.py). /metrics is served on
+    ``settings.metrics_port`` if set (``Running.metrics_port``)."""
+    check_port(settings.metrics_port, settings.port)
+    metrics = BotMetrics()
     async with Shutdown() as shutdown:
-        service = BotService()
-        server = new_server()
+        metrics_host = settings.metrics_host or settings.host
+        metrics_port = await start_metrics(shutdown, metrics, metrics_host, settings.metrics_port)
+        service = BotService(metrics)
+        server = new_server(server_interceptors(metrics.registry))
         bot_pb2_grpc.add_BotServicer_to_server(BotServicer(service), server)
         health = add_health(server, [SERVICE_NAME])
         port = bind(server, settings.host, settings.port)
@@ -43,6 +51,7 @@ async def create_server(settings: BotSettings) -> Running[BotService]:
         log=log,
         stopped="bot_stopped",
         fields={"port": port},
+        metrics_port=metrics_port,
     )
 
 

@@ -13,3 +13,7 @@ class BotSettings:
     port: int = 50053
     log_level: str = "INFO"
     stop_grace_ms: int = 5000  # how long in-flight calls may finish on SIGTERM
+    # /metrics on a port of its own (never PORT); unset: not served, 0: any free port.
+    # ``metrics_host`` empty: the same address as ``host``.
+    metrics_port: int | None = None
+    metrics_host: str = ""

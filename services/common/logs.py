@@ -13,6 +13,9 @@ written as ``library_log`` with its logger's name and, where the library left it
 to the formatter, its message's template (``"error connecting in %r: %s"``), never the
 values: a library writes what it likes into them (a database's host and port, a client's
 address).
+
+With tracing on (services/common/tracing.py), a record written inside a sampled trace's
+span carries its ``trace_id`` and ``span_id``, so a line leads to its trace and back.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import sys
 import time
 import traceback
 from typing import Any
+
+from services.common.tracing import current_ids
 
 __all__ = ["JsonFormatter", "configure", "event", "exception_fields"]
 
@@ -49,6 +54,9 @@ class JsonFormatter(logging.Formatter):
             out.update(fields)
         if record.exc_info and record.exc_info[1] is not None:
             out.update(exception_fields(record.exc_info[1]))
+        ids = current_ids()
+        if ids is not None:
+            out["trace_id"], out["span_id"] = ids
         return json.dumps(out, default=str)
 
 

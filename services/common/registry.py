@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from services.common.redis_client import RedisClient
+from services.common.redis_metrics import RedisOps
 
-__all__ = ["MemoryRegistry", "RedisRegistry", "Registry", "Replica"]
+__all__ = ["REGISTRY_OPS", "MemoryRegistry", "RedisRegistry", "Registry", "Replica"]
 
 _TAG = "rackem:{replicas}:"
 _SET = _TAG + "set"
@@ -89,9 +90,17 @@ class MemoryRegistry:
         return [replica for replica, _ in self._entries.values()]
 
 
+REGISTRY_OPS = ("heartbeat", "replicas")
+"""The registry's Redis operations (``rackem_redis_command_seconds{op}``): a replica's
+heartbeat or its removal, and reading the live replicas."""
+
+
 class RedisRegistry:
-    def __init__(self, client: RedisClient) -> None:
+    def __init__(self, client: RedisClient, ops: RedisOps | None = None) -> None:
+        """The registry in ``client``'s Redis, its operations timed in ``ops`` (which
+        knows ``REGISTRY_OPS``; None: nowhere)."""
         self._redis = client
+        self._ops = ops or RedisOps(REGISTRY_OPS)
         self._heartbeat = client.register_script(_HEARTBEAT)
         self._remove = client.register_script(_REMOVE)
         self._live = client.register_script(_LIVE)
@@ -100,13 +109,16 @@ class RedisRegistry:
         body = json.dumps(
             {"addr": replica.addr, "load": replica.load, "draining": replica.draining}
         )
-        await self._heartbeat(keys=[_SET, _key(replica.id)], args=[replica.id, body, ttl_ms])
+        with self._ops("heartbeat"):
+            await self._heartbeat(keys=[_SET, _key(replica.id)], args=[replica.id, body, ttl_ms])
 
     async def remove(self, replica_id: str) -> None:
-        await self._remove(keys=[_SET, _key(replica_id)], args=[replica_id])
+        with self._ops("heartbeat"):
+            await self._remove(keys=[_SET, _key(replica_id)], args=[replica_id])
 
     async def live(self) -> list[Replica]:
-        flat = await self._live(keys=[_SET], args=[_key("")])
+        with self._ops("replicas"):
+            flat = await self._live(keys=[_SET], args=[_key("")])
         out = []
         for rid, body in sorted(zip(flat[::2], flat[1::2], strict=True)):
             data = json.loads(body)

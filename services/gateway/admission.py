@@ -6,20 +6,21 @@ Instead it watches its own event loop, and the tables behind it: a task sleeps
 its table took to answer. While either, smoothed, is above its limit (the loop's lag,
 or the mean answer time), and until both have stayed below them for a calm window, the
 gateway is *overloaded*: it refuses new connections and new games, and keeps serving
-the ones it has. Connections past ``max_connections`` are refused too. Both signals,
+the ones it has. Connections past ``max_connections`` are refused too; each refusal is
+counted by reason (``rackem_gateway_admission_refusals_total``). Both signals,
 because the table replicas may run out before the gateway's own loop does (while the
 moves it forwards wait): docs/performance.md.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import time
 from collections.abc import Callable
 
 from services.common.logs import event
+from services.common.metrics import TICK_S, sample_loop_lag
 from services.gateway.metrics import Metrics
 
 __all__ = ["SMOOTHING_S", "TICK_S", "Admission"]
@@ -28,7 +29,6 @@ log = logging.getLogger("rackem.gateway")
 
 Clock = Callable[[], float]
 
-TICK_S = 0.1  # the monitor's sleep between two lag samples
 SMOOTHING_S = 0.5  # time constant of the lag's moving average: a lone hiccup does not count
 
 
@@ -84,10 +84,21 @@ class Admission:
         return self._overloaded
 
     def admits(self, connections: int) -> bool:
-        """Whether to take one more connection, with ``connections`` open."""
+        """Whether to take one more connection, with ``connections`` open (a refusal is
+        counted)."""
         if self._overloaded:
+            self._metrics.admission_refusals["overloaded"].inc()
             return False
-        return self._max_connections <= 0 or connections < self._max_connections
+        if 0 < self._max_connections <= connections:
+            self._metrics.admission_refusals["max_connections"].inc()
+            return False
+        return True
+
+    def refuses_new(self) -> bool:
+        """Whether to refuse a new game or watcher now (overloaded; a refusal is counted)."""
+        if self._overloaded:
+            self._metrics.admission_refusals["overloaded"].inc()
+        return self._overloaded
 
     def observe(self, lag: float) -> None:
         """One sample: the monitor woke ``lag`` seconds later than it asked."""
@@ -95,6 +106,7 @@ class Admission:
         elapsed, self._last = max(now - self._last, 0.0), now
         weight = 1.0 - math.exp(-elapsed / SMOOTHING_S)
         self._lag += (lag - self._lag) * weight
+        self._metrics.loop_lag_seconds.observe(lag)
         mean = self._answers / self._answered if self._answered else 0.0
         self._answers, self._answered = 0.0, 0
         self._answer += (mean - self._answer) * weight
@@ -139,10 +151,7 @@ class Admission:
         return round(now - self._since, 1)
 
     async def monitor(self) -> None:
-        """Sample the running loop's lag every ``TICK_S`` until cancelled."""
-        loop = asyncio.get_running_loop()
+        """Sample the running loop's lag every ``TICK_S`` until cancelled (the samples
+        ``rackem_event_loop_lag_seconds`` is made of: one timer, not two)."""
         self._last = self._clock()
-        while True:
-            asked = loop.time()
-            await asyncio.sleep(TICK_S)
-            self.observe(max(loop.time() - asked - TICK_S, 0.0))
+        await sample_loop_lag(self.observe)

@@ -9,8 +9,8 @@ address that balances over every replica and routes to the new owner.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
@@ -64,8 +64,11 @@ class Backends:
         max_channels: int = MAX_CHANNELS,
         link_pace_s: float = 0.0,
         link_counts: Counts | None = None,
+        interceptors: Sequence[Any] = (),
     ) -> None:
+        """Every channel is opened with ``interceptors`` (services/common/grpc_metrics.py)."""
         self.timeout = timeout
+        self._interceptors = interceptors
         self._link_pace_s = link_pace_s
         self._link_counts = link_counts
         self._max_channels = max_channels
@@ -75,7 +78,7 @@ class Backends:
         # its gRPC stub.
         self._mm_channel: grpc.aio.Channel | None = None
         if matchmaker is None:
-            self._mm_channel = open_channel(matchmaker_addr, CHANNEL_OPTIONS)
+            self._mm_channel = open_channel(matchmaker_addr, CHANNEL_OPTIONS, interceptors)
             matchmaker = MatchmakerStub(self._mm_channel)
         self.matchmaker: MatchmakerClient = matchmaker
         self._channels: dict[str, grpc.aio.Channel] = {}
@@ -91,7 +94,7 @@ class Backends:
         if stub is None:
             if len(self._channels) >= self._max_channels:
                 self._evict()
-            channel = open_channel(addr, CHANNEL_OPTIONS)
+            channel = open_channel(addr, CHANNEL_OPTIONS, self._interceptors)
             self._channels[addr] = channel
             stub = self._stubs[addr] = TableStub(channel)
         else:

@@ -1,10 +1,21 @@
-"""The gateway's Prometheus metrics, in a registry of their own (one per app)."""
+"""The gateway's Prometheus metrics, in a registry of their own (one per app;
+docs/metrics.md)."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import Counter, Gauge, Histogram, generate_latest
 
-__all__ = ["LinkCounts", "Metrics"]
+from services.common.metrics import ServiceMetrics
+
+__all__ = ["JOIN_KINDS", "REFUSALS", "LinkCounts", "Metrics"]
+
+JOIN_KINDS = ("quick", "join", "create", "rematch")
+"""The messages that ask for a seat: ``quick_match``, ``join`` (by code), ``create_table``,
+``rematch``."""
+REFUSALS = ("overloaded", "max_connections", "games_per_ip")
+"""Why admission control turned a newcomer away: the gateway is overloaded (a new
+connection, game or watcher), it holds ``MAX_CONNECTIONS`` already (a new connection),
+the address started ``GAMES_PER_IP`` games within the window (a new game)."""
 
 
 class LinkCounts:
@@ -23,9 +34,9 @@ class LinkCounts:
         self._events.inc(events)
 
 
-class Metrics:
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+class Metrics(ServiceMetrics):
+    def __init__(self, max_connections: int = 0) -> None:
+        super().__init__()
         self.connections = Gauge(
             "rackem_gateway_connections", "Open WebSocket connections", registry=self.registry
         )
@@ -99,6 +110,29 @@ class Metrics:
             "1 while the gateway refuses new connections and games for its loop lag",
             registry=self.registry,
         )
+
+        join_latency = Histogram(
+            "rackem_gateway_join_latency_seconds",
+            "Time from a message asking for a seat to its first answer (seated), by kind; "
+            "not the wait for other players",
+            ["kind"],
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+            registry=self.registry,
+        )
+        self.join_latency = {kind: join_latency.labels(kind) for kind in JOIN_KINDS}
+        refusals = Counter(
+            "rackem_gateway_admission_refusals",
+            "Newcomers (connections, games, watchers) refused by admission control, by reason",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.admission_refusals = {reason: refusals.labels(reason) for reason in REFUSALS}
+        self.max_connections = Gauge(
+            "rackem_gateway_max_connections",
+            "MAX_CONNECTIONS: open connections past this are refused (0: no limit)",
+            registry=self.registry,
+        )
+        self.max_connections.set(max_connections)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 import grpc
@@ -66,6 +67,7 @@ async def forward_offers(
 
 async def rematch(session: SessionApi, message: dict[str, Any]) -> None:
     """``rematch``: ask for (or accept) a rematch of this connection's finished match."""
+    since = time.perf_counter()
     session.make_free()
     finished = session.state
     if not isinstance(finished, AfterMatch):
@@ -78,4 +80,4 @@ async def rematch(session: SessionApi, message: dict[str, Any]) -> None:
     reply = await session.backends.call_matchmaker(
         lambda stub: stub.Rematch(request, timeout=timeout)
     )
-    session.take_seat(reply, reply.token)
+    session.take_seat(reply, reply.token, "rematch", since)

@@ -196,9 +196,10 @@ class Session:
             )
 
     def may_start_game(self) -> None:
-        if self.admission.overloaded:
+        if self.admission.refuses_new():
             raise ProtocolError("busy", "the server is busy; try again in a moment")
         if not self.games.allow(self.address):
+            self.metrics.admission_refusals["games_per_ip"].inc()
             raise ProtocolError(
                 "rate_limited", "too many new games from this address; wait a while"
             )
@@ -211,14 +212,21 @@ class Session:
             raise ProtocolError("not_seated", "this connection holds no seat")
         return state.seat
 
-    def take_seat(self, reply: mm.Seated, token: str) -> None:
+    def take_seat(
+        self, reply: mm.Seated, token: str, kind: str | None = None, since: float = 0.0
+    ) -> None:
         seat = Seat(token=reply.token or token, seat=reply.seat, table_id=reply.table_id)
         seated = Seated(seat)
         self.enter(seated)
         announcement = messages.seated(reply) | {"token": seat.token}
-        seated.task = asyncio.create_task(
-            self._follow_seat(seated, reply.lobby, lambda: self.push(announcement))
-        )
+        joined = None if kind is None else self.metrics.join_latency[kind]
+
+        def announce() -> None:
+            self.push(announcement)
+            if joined is not None:
+                joined.observe(time.perf_counter() - since)
+
+        seated.task = asyncio.create_task(self._follow_seat(seated, reply.lobby, announce))
 
     async def _follow_seat(
         self, seated: Seated, lobby: mm.Lobby, announce: Callable[[], None]
@@ -268,15 +276,17 @@ class Session:
         return self.settings.rpc_timeout_s
 
     async def _quick_match(self, message: dict[str, Any]) -> None:
+        since = time.perf_counter()
         name = check_name(message["name"])
         self._new_game()
         request = mm.QuickMatchRequest(name=name, players=message["players"])
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.QuickMatch(request, timeout=self._timeout())
         )
-        self.take_seat(reply, reply.token)
+        self.take_seat(reply, reply.token, "quick", since)
 
     async def _create_table(self, message: dict[str, Any]) -> None:
+        since = time.perf_counter()
         name = check_name(message["name"])
         rules = messages.rules_to_request(message.get("rules"))
         self._new_game()
@@ -290,9 +300,10 @@ class Session:
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.CreateTable(request, timeout=self._timeout())
         )
-        self.take_seat(reply, reply.token)
+        self.take_seat(reply, reply.token, "create", since)
 
     async def _join(self, message: dict[str, Any]) -> None:
+        since = time.perf_counter()
         name = check_name(message["name"])
         code = room_code(message["code"])
         self._new_game()
@@ -300,7 +311,7 @@ class Session:
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.JoinByCode(request, timeout=self._timeout())
         )
-        self.take_seat(reply, reply.token)
+        self.take_seat(reply, reply.token, "join", since)
 
     async def _resume(self, message: dict[str, Any]) -> None:
         token = message["token"].strip().lower()

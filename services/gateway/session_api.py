@@ -44,8 +44,12 @@ class SessionApi(Protocol):
         """Refuse a new game while the gateway is overloaded (``busy``) or the address has
         started too many (``rate_limited``)."""
 
-    def take_seat(self, reply: mm.Seated, token: str) -> None:
-        """Hold the seat ``reply`` names, by ``token``, and follow it."""
+    def take_seat(
+        self, reply: mm.Seated, token: str, kind: str | None = None, since: float = 0.0
+    ) -> None:
+        """Hold the seat ``reply`` names, by ``token``, and follow it; with ``kind`` (a
+        ``JOIN_KINDS``), the time from ``since`` (``perf_counter``: the message's arrival)
+        to the ``seated`` sent is observed."""
 
     def refuse_failure(self, exc: BaseException) -> None:
         """Send the client the refusal for a failure of a command's own task."""

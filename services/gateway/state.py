@@ -13,6 +13,7 @@ import contextlib
 from collections import Counter
 from typing import Protocol
 
+from services.common.grpc_metrics import client_interceptors
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.gc_pauses import GcPauses
@@ -45,7 +46,8 @@ class GatewayState:
         self.settings = settings
         self._local_links = local_links
         self._local_matchmaker = matchmaker
-        self.metrics = Metrics()
+        self.metrics = Metrics(settings.max_connections)
+        self._client_metrics = client_interceptors(self.metrics.registry)
         self._gc = GcPauses(self.metrics.gc_pause)
         self.games = GameLimiter(settings.games_per_ip, settings.games_window_s)
         self.admission = Admission(
@@ -78,6 +80,7 @@ class GatewayState:
             matchmaker=self._local_matchmaker,
             link_pace_s=s.link_pace_ms / 1000,
             link_counts=self.metrics.link_counts,
+            interceptors=self._client_metrics,
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
         self._gc.start()

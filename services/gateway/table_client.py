@@ -10,6 +10,10 @@ every call waiting on it fails ``unavailable`` and every subscription ends with 
 error, exactly as a failed call or stream of their own would: the caller retries (a
 move by its ``move_id``, so never twice) and the follower subscribes again, through a
 new link. ``Backends`` keeps one link per replica address and replaces a broken one.
+
+With tracing on, a move is a ``move`` span here, from its call up the link to its answer
+down; a sampled one's context rides up in the call's ``traceparent`` for the replica's
+``apply move`` span to continue (docs/tracing.md).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.common import tracing
 from services.common.errors import CODES, ServiceError, from_rpc_error
 from services.common.lean_sync import Event
 from services.common.pacing import Pacer
@@ -172,8 +177,13 @@ class Link:
         Like every call: raises its ``ServiceError``, or ``unavailable`` when the link breaks
         or no answer comes within ``timeout`` seconds.
         """
-        event = await self._ask(table_pb2.LinkCall(submit=request), request.table_id, timeout)
-        return event.moved
+        with tracing.span("move", tracing.SERVER) as current:
+            call = table_pb2.LinkCall(submit=request)
+            if current is not None:  # tracing is on (the move may still not be sampled)
+                current.set_attribute("rackem.move.act", request.move.act)
+                call.traceparent = tracing.traceparent()
+            event = await self._ask(call, request.table_id, timeout)
+            return event.moved
 
     async def continue_round(self, request: table_pb2.SeatRequest, timeout: float) -> None:
         """Round over: the seat is ready for the next round."""

@@ -29,7 +29,7 @@ async def watch(session: SessionApi, message: dict[str, Any]) -> None:
     """``watch``: follow the table with that code as a spectator."""
     session.make_free()
     code = room_code(message["code"])
-    if session.admission.overloaded:
+    if session.admission.refuses_new():
         raise ProtocolError("busy", "the server is busy; try again in a moment")
     request = mm.LobbyRequest(code=code)
     timeout = session.settings.rpc_timeout_s

@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError
@@ -37,9 +38,10 @@ class Placer:
         fallback_addr: str = "",
         monotonic: Callable[[], float] = time.monotonic,
         local: Mapping[str, CreateTable] | None = None,
+        interceptors: Sequence[Any] = (),
     ) -> None:
         self._registry = registry
-        self._tables = TableClient(timeout_s, local)
+        self._tables = TableClient(timeout_s, local, interceptors)
         self._fallback = fallback_addr
         self._monotonic = monotonic
         self._recent: deque[tuple[float, str]] = deque()

@@ -17,13 +17,17 @@ from services.common import logs, loop, running
 from services.common.archive import Archive, data_file
 from services.common.cancelling import cancel_until_done
 from services.common.dial import dial_addr
+from services.common.grpc_metrics import client_interceptors, server_interceptors
 from services.common.grpc_server import add_health, bind, new_server, set_serving
 from services.common.logs import event
+from services.common.metrics_http import check_port, start_metrics
 from services.common.redis_client import connect
-from services.common.registry import MemoryRegistry, RedisRegistry, Registry
+from services.common.redis_metrics import RedisOps
+from services.common.registry import REGISTRY_OPS, MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.matchmaker.codes import CodeSource, new_code
+from services.matchmaker.metrics import MatchmakerMetrics
 from services.matchmaker.placement import Placer
 from services.matchmaker.records import Timings
 from services.matchmaker.seating import Matchmaker
@@ -33,7 +37,7 @@ from services.matchmaker.settings import MatchmakerSettings
 from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
 from services.matchmaker.store.memory import MemoryStore
-from services.matchmaker.store.redis import RedisStore
+from services.matchmaker.store.redis import OPS, RedisStore
 from services.matchmaker.table_client import CreateTable
 from services.matchmaker.watchers import LobbyWatchers
 
@@ -63,14 +67,18 @@ async def create_server(
 ) -> Running[MatchmakerService]:
     """Build, bind and start the matchmaker (port 0 binds any free port). ``codes`` makes
     candidate room codes (tests inject one that repeats, to force collisions);
-    ``local_tables``: table replicas in this process, by address, called directly."""
+    ``local_tables``: table replicas in this process, by address, called directly.
+    /metrics is served on ``settings.metrics_port`` if set (``Running.metrics_port``)."""
+    check_port(settings.metrics_port, settings.port)
+    metrics = MatchmakerMetrics()
     async with Shutdown() as shutdown:
         if store is None or registry is None:
             if settings.redis_url:
                 client = connect(settings.redis_url)
                 shutdown.push_close(client.aclose)
-                store = store or RedisStore(client)
-                registry = registry or RedisRegistry(client)
+                ops = RedisOps((*OPS, *REGISTRY_OPS), metrics.registry)
+                store = store or RedisStore(client, ops=ops)
+                registry = registry or RedisRegistry(client, ops)
             else:
                 if store is None:
                     archive = Archive(data_file(settings.data_dir, "matchmaker"))
@@ -89,12 +97,18 @@ async def create_server(
             max_attempts=settings.max_start_attempts,
             rematch_ms=settings.rematch_ms,
         )
+        metrics_host = settings.metrics_host or settings.host
+        metrics_port = await start_metrics(shutdown, metrics, metrics_host, settings.metrics_port)
         placer = Placer(
-            registry, settings.create_timeout_ms / 1000, settings.table_addr, local=local_tables
+            registry,
+            settings.create_timeout_ms / 1000,
+            settings.table_addr,
+            local=local_tables,
+            interceptors=client_interceptors(metrics.registry),
         )
         shutdown.push_close(placer.close)
         owner = secrets.token_hex(8)
-        starter = Starter(store, placer, timings, owner, _wall_ms)
+        starter = Starter(store, placer, timings, owner, _wall_ms, metrics=metrics)
         watchers = LobbyWatchers()
         matchmaker = Matchmaker(
             store,
@@ -106,8 +120,8 @@ async def create_server(
             clock=_wall_ms,
             watch_poll_s=settings.watch_poll_ms / 1000,
         )
-        server = new_server()
-        calls = MatchmakerService(matchmaker)
+        server = new_server(server_interceptors(metrics.registry))
+        calls = MatchmakerService(matchmaker, metrics)
         matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(calls), server)
         health = add_health(server, [SERVICE_NAME])
         port = bind(server, settings.host, settings.port)
@@ -134,7 +148,13 @@ async def create_server(
         shutdown.push(lambda _grace: set_serving(health, [SERVICE_NAME], False))
     event(log, "serving", port=port, store=type(store).__name__)
     return Running(
-        port, dial_addr(settings.host, port), calls, shutdown, grace=settings.grace_s, log=log
+        port,
+        dial_addr(settings.host, port),
+        calls,
+        shutdown,
+        grace=settings.grace_s,
+        log=log,
+        metrics_port=metrics_port,
     )
 
 

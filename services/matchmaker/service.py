@@ -12,12 +12,15 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 
+from prometheus_client import Gauge
+
 from rackcore import RulesError
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services.common.errors import ServiceError
 from services.common.unexpected import refusal_for
 from services.convert import rules_from_pb
 from services.matchmaker.lobby import lobby_to_pb, seated_to_pb
+from services.matchmaker.metrics import MatchmakerMetrics
 from services.matchmaker.records import TableRecord
 from services.matchmaker.seating import Matchmaker
 
@@ -33,8 +36,10 @@ def internal_error(rpc: str, exc: Exception) -> ServiceError:
 
 
 class MatchmakerService:
-    def __init__(self, matchmaker: Matchmaker) -> None:
+    def __init__(self, matchmaker: Matchmaker, metrics: MatchmakerMetrics | None = None) -> None:
+        """``metrics``: where the waiting rooms streamed are counted (none: nowhere)."""
         self._mm = matchmaker
+        self._waiting = None if metrics is None else metrics.waiting_players
 
     async def quick_match(self, request: pb.QuickMatchRequest) -> pb.Seated:
         return seated_to_pb(await self._mm.quick_match(request.name, request.players))
@@ -68,7 +73,8 @@ class MatchmakerService:
 
     def watch_lobby(self, request: pb.TokenRequest) -> AsyncIterator[pb.Lobby]:
         """The seat's waiting room now and after every change, until it started or closed."""
-        return _lobbies(self._mm.watch(request.token))
+        lobbies = _lobbies(self._mm.watch(request.token))
+        return lobbies if self._waiting is None else _counted(lobbies, self._waiting)
 
     async def rematch(self, request: pb.TokenRequest) -> pb.Seated:
         return seated_to_pb(await self._mm.rematch(request.token))
@@ -80,6 +86,17 @@ class MatchmakerService:
     def watch_code(self, request: pb.LobbyRequest) -> AsyncIterator[pb.Lobby]:
         """A spectator's waiting room by code, until it started or closed."""
         return _lobbies(self._mm.watch_code(request.code))
+
+
+async def _counted(lobbies: AsyncIterator[pb.Lobby], waiting: Gauge) -> AsyncIterator[pb.Lobby]:
+    """``lobbies``, counted in ``waiting`` while they are read (a player waiting for a
+    table's start watches its lobby until then)."""
+    waiting.inc()
+    try:
+        async for lobby in lobbies:
+            yield lobby
+    finally:
+        waiting.dec()
 
 
 async def _lobbies(records: AsyncIterator[TableRecord]) -> AsyncIterator[pb.Lobby]:

@@ -38,3 +38,7 @@ class MatchmakerSettings:
     create_timeout_ms: int = 3_000  # one Table.CreateTable call
     rematch_ms: int = 30_000  # a rematch waits this long for every player; then bots sit in
     grace_s: float = 5.0  # graceful-stop budget on SIGTERM
+    # /metrics on a port of its own (never PORT); unset: not served, 0: any free port.
+    # ``metrics_host`` empty: the same address as ``host``.
+    metrics_port: int | None = None
+    metrics_host: str = ""

@@ -17,6 +17,7 @@ from services._gen.rackem.v1 import table_pb2
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.convert import rules_to_pb
+from services.matchmaker.metrics import MatchmakerMetrics
 from services.matchmaker.names import bot_names
 from services.matchmaker.placement import Placer
 from services.matchmaker.records import TableRecord, Timings
@@ -36,7 +37,10 @@ class Starter:
         owner: str,
         clock: Callable[[], int],
         batch: int = 32,
+        metrics: MatchmakerMetrics | None = None,
     ) -> None:
+        """``clock``: wall milliseconds; ``metrics``: where each start is counted."""
+        self._metrics = metrics
         self._store = store
         self._placer = placer
         self._timings = timings
@@ -90,9 +94,20 @@ class Starter:
         started = await self._store.finish(table_id, self._owner, replica, bots, self._timings)
         if started is not None:
             event(log, "table_started", table=table_id, humans=record.humans, bots=len(bots))
+            self._count(record)
             return started
         event(log, "start_lost", logging.WARNING, table=table_id)
         return await self._store.table(table_id) or record
+
+    def _count(self, record: TableRecord) -> None:
+        """A table started by this replica: by kind, and a quick match's wait (from its
+        table's opening, its first player's entry, by the wall clock of the replica that
+        opened it)."""
+        if self._metrics is None:
+            return
+        self._metrics.tables_started["quick" if record.public else "private"].inc()
+        if record.public:
+            self._metrics.wait_seconds.observe(max(0, self._clock() - record.created_ms) / 1000)
 
     async def _start_quietly(self, table_id: str) -> None:
         try:

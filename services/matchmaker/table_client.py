@@ -8,7 +8,8 @@ A refusal or a failure is a ``ServiceError`` either way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 import grpc
 
@@ -22,15 +23,23 @@ CreateTable = Callable[[table_pb2.CreateTableRequest], Awaitable[table_pb2.Creat
 
 
 class TableClient:
-    def __init__(self, timeout_s: float, local: Mapping[str, CreateTable] | None = None) -> None:
+    def __init__(
+        self,
+        timeout_s: float,
+        local: Mapping[str, CreateTable] | None = None,
+        interceptors: Sequence[Any] = (),
+    ) -> None:
+        """Calls of ``timeout_s``; ``local`` replicas by address; every channel with
+        ``interceptors`` (services/common/grpc_metrics.py)."""
         self._timeout_s = timeout_s
+        self._interceptors = interceptors
         self._local = dict(local or {})
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def _stub(self, addr: str) -> table_pb2_grpc.TableAsyncStub:
         channel = self._channels.get(addr)
         if channel is None:
-            channel = open_channel(addr)
+            channel = open_channel(addr, interceptors=self._interceptors)
             self._channels[addr] = channel
         return table_pb2_grpc.TableStub(channel)
 

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import time
 
 from services.common.errors import ServiceError
 from services.common.logs import event
@@ -41,6 +42,9 @@ class Adoption:
         """Taking tables over for ``tables``, this replica's."""
         self._tables = tables
         self._pending: dict[str, asyncio.Future[Table]] = {}
+        # When the sweep's claims say each claimed table's lease expired (monotonic s):
+        # the claim moves its index entry ahead, so the store cannot say it again.
+        self._expired: dict[str, float] = {}
         self._corrupt: set[str] = set()  # tables whose log would not replay: not swept again
 
     # -- a request's table -----------------------------------------------------------
@@ -56,6 +60,7 @@ class Adoption:
 
     def _adopted(self, table_id: str, done: asyncio.Future[Table]) -> None:
         self._pending.pop(table_id, None)
+        self._expired.pop(table_id, None)
         if not done.cancelled():
             done.exception()  # retrieved: every waiter got it already
 
@@ -86,6 +91,11 @@ class Adoption:
             raise await self._elsewhere(holder)
         if tables.draining:
             raise ServiceError("shutting_down", "this replica is shutting down; try again")
+        expired = self._expired.get(table_id)
+        if expired is None and holder is None:  # since when is it free, says the index
+            overdue_ms = await store.lease_overdue_ms(table_id)
+            if overdue_ms is not None:
+                expired = time.monotonic() - overdue_ms / 1000
         holder = await store.acquire(table_id, owner, tables.settings.lease_ms)
         if holder is not None:
             raise await self._elsewhere(holder)
@@ -101,6 +111,10 @@ class Adoption:
             await store.release(table_id, owner)
             raise
         tables.serve(table)
+        if tables.metrics is not None:
+            tables.metrics.adoptions.inc()
+            if expired is not None:
+                tables.metrics.takeover_seconds.observe(time.monotonic() - expired)
         event(log, "table_adopted", table=table_id, version=table.version, swept=sweeping)
         with contextlib.suppress(Exception):  # else the next renewal round notes it
             await tables.leases.note([table])
@@ -112,7 +126,9 @@ class Adoption:
         except Exception:  # a log rackcore refuses: no replica can ever serve this table
             table_id = stored.meta.table_id
             log.error("table_corrupt", extra={"fields": {"table": table_id}}, exc_info=True)
-            self._corrupt.add(table_id)
+            if table_id not in self._corrupt:  # lost for good: counted once
+                self._corrupt.add(table_id)
+                self._tables.ended("failed")
             raise ServiceError("unavailable", "the table cannot be served") from None
 
     async def _read_only(self, stored: StoredTable, sweeping: bool) -> Table:
@@ -147,13 +163,16 @@ class Adoption:
             return
         share = await self._fair_share(expired)
         claim_ms = settings.lease_ms  # a claim holds as long as a lease would
-        ids = [
-            table_id
-            for table_id in await store.claim_expired(share, claim_ms)
-            if table_id not in tables.live
-            and table_id not in self._pending
-            and table_id not in self._corrupt
-        ]
+        now = time.monotonic()
+        ids = []
+        for entry in await store.claim_expired(share, claim_ms):
+            table_id = entry.table_id
+            if table_id in tables.live or table_id in self._corrupt:
+                continue
+            # Known now or never (the claim moved the entry): a request taking it reads it too.
+            self._expired[table_id] = now - entry.overdue_ms / 1000
+            if table_id not in self._pending:
+                ids.append(table_id)
         # Side by side: a dead replica's tables are taken over together, not one by one.
         # A ServiceError: another replica was quicker, the lease is still held, or it is gone.
         taken = await asyncio.gather(

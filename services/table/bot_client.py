@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Awaitable
-from typing import Protocol
+from collections.abc import Awaitable, Sequence
+from typing import Any, Protocol
 
 import grpc
 
@@ -46,9 +46,19 @@ class Bots(Protocol):
 
 
 class BotClient:
-    def __init__(self, addr: str, timeout_ms: int, retry_ms: int, bots: Bots | None = None) -> None:
-        """The bot service at ``addr`` (none: every level in-process), or ``bots``."""
-        self._channel = open_channel(addr) if addr and bots is None else None
+    def __init__(
+        self,
+        addr: str,
+        timeout_ms: int,
+        retry_ms: int,
+        bots: Bots | None = None,
+        interceptors: Sequence[Any] = (),
+    ) -> None:
+        """The bot service at ``addr`` (none: every level in-process), or ``bots``; the
+        channel to ``addr`` with ``interceptors`` (services/common/grpc_metrics.py)."""
+        self._channel = (
+            open_channel(addr, interceptors=interceptors) if addr and bots is None else None
+        )
         if self._channel is not None:
             bots = bot_pb2_grpc.BotStub(self._channel)
         self._stub = bots

@@ -115,6 +115,8 @@ async def create(
     if not await config.store.create(meta, table.state, config.owner, settings.lease_ms):
         return await _created_before(tables, meta, any(tokens))
     tables.serve(table)
+    if tables.metrics is not None:
+        tables.metrics.matches_started.inc()
     bots = sum(s.bot for s in seats)
     event(log, "table_created", table=table_id, players=rules.players, bots=bots)
     return table_pb2.CreateTableReply(

@@ -25,6 +25,7 @@ from services.common.logs import event
 from services.table.store import TableStore
 
 if TYPE_CHECKING:
+    from services.table.metrics import TableMetrics
     from services.table.table import Table
 
 __all__ = ["Leases", "owner_string", "parse_owner"]
@@ -43,13 +44,20 @@ def parse_owner(owner: str) -> tuple[str, str]:
 
 class Leases:
     def __init__(
-        self, store: TableStore, owner: str, lease_ms: int, live: Mapping[str, Table]
+        self,
+        store: TableStore,
+        owner: str,
+        lease_ms: int,
+        live: Mapping[str, Table],
+        metrics: TableMetrics | None = None,
     ) -> None:
-        """The leases ``owner`` holds on the tables it serves, ``live`` (``Tables.live``)."""
+        """The leases ``owner`` holds on the tables it serves, ``live`` (``Tables.live``);
+        each renewal counted in ``metrics`` (``rackem_table_lease_renewals_total``)."""
         self.store = store
         self.owner = owner
         self.lease_ms = lease_ms
         self._live = live
+        self._renewals = None if metrics is None else metrics.lease_renewals
 
     async def renew(self) -> None:
         """The idle tables' leases in one store call (an append or a save renewed the
@@ -60,7 +68,14 @@ class Leases:
         now = time.monotonic()
         idle = [(t_id, t) for t_id, t in self._live.items() if now - t.lease_renewed >= period]
         if idle:
-            held = await self.store.renew_many([t_id for t_id, _ in idle], self.owner, lease_ms)
+            try:
+                held = await self.store.renew_many([t_id for t_id, _ in idle], self.owner, lease_ms)
+            except Exception:
+                self._count("error", len(idle))
+                raise
+            lost = held.count(False)
+            self._count("ok", len(held) - lost)
+            self._count("lost", lost)
             for (table_id, table), renewed in zip(idle, held, strict=True):
                 if renewed:
                     table.lease_renewed = max(table.lease_renewed, now)
@@ -71,6 +86,10 @@ class Leases:
                             ServiceError("unavailable", "the table changed replicas; try again")
                         )
         await self.note(list(self._live.values()))
+
+    def _count(self, result: str, tables: int) -> None:
+        if self._renewals is not None and tables:
+            self._renewals[result].inc(tables)
 
     async def note(self, tables: Sequence[Table]) -> None:
         """Note in the lease index when each of ``tables``' leases expires."""

@@ -12,6 +12,9 @@ events the link fails, and the gateway opens a new one and subscribes its seats 
 
 Moves, continues and leaves already under way finish even if the link goes: a move is
 logged before it is answered, and the gateway's retry with the same ``move_id`` gets it.
+
+A move whose call carries a ``traceparent`` (its gateway sampled it) is applied in an
+``apply move`` span that continues the gateway's trace (docs/tracing.md).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from functools import partial
 from typing import Protocol
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
-from services.common import eager
+from services.common import eager, tracing
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.pacing import Pacer
@@ -138,7 +141,10 @@ class LinkServer:
         call_id = call.id
         if kind == "submit":
             self._pacer.saw(call.submit.table_id)
-            self._start(call_id, self._submit(call_id, call.submit))
+            if call.traceparent:  # set only for a move its gateway traces
+                self._start(call_id, self._traced(call_id, call.submit, call.traceparent))
+            else:
+                self._start(call_id, self._submit(call_id, call.submit))
         elif kind in ("subscribe", "watch"):
             older = self._feeds.pop(call_id, None)
             if older is not None:
@@ -182,6 +188,15 @@ class LinkServer:
     async def _submit(self, call_id: int, request: table_pb2.SubmitMoveRequest) -> None:
         version = await self._ops.submit(request)
         self._emit(table_pb2.LinkEvent(id=call_id, moved=version))
+
+    async def _traced(
+        self, call_id: int, request: table_pb2.SubmitMoveRequest, parent: str
+    ) -> None:
+        """``_submit`` in an ``apply move`` span under the gateway's ``move`` span."""
+        attributes = {"rackem.move.act": request.move.act}
+        context = tracing.extract({"traceparent": parent})
+        with tracing.span("apply move", tracing.SERVER, attributes, context):
+            await self._submit(call_id, request)
 
     async def _done(self, call_id: int, work: Awaitable[None]) -> None:
         await work

@@ -14,22 +14,25 @@ from services.archive.tier import open_records
 from services.common import logs, loop, running
 from services.common.archive import Archive, data_file
 from services.common.dial import dial_addr
+from services.common.grpc_metrics import client_interceptors, server_interceptors
 from services.common.grpc_server import add_health, bind, new_server, set_serving
+from services.common.metrics_http import check_port, start_metrics
 from services.common.redis_client import Durability, connect
-from services.common.registry import MemoryRegistry, RedisRegistry, Registry
+from services.common.redis_metrics import RedisOps
+from services.common.registry import REGISTRY_OPS, MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.table.archiver import Archiver
 from services.table.bot_client import BotClient, Bots
 from services.table.clocks import Timing
 from services.table.leases import owner_string
-from services.table.metrics import TableMetrics, serve_metrics
+from services.table.metrics import TableMetrics
 from services.table.service import TableService
 from services.table.servicer import TableServicer
 from services.table.settings import TableSettings
 from services.table.store import TableStore
 from services.table.store.memory import MemoryStore
-from services.table.store.redis import RedisStore
+from services.table.store.redis import OPS, RedisStore
 from services.table.table import TableConfig
 from services.table.tables import Tables
 
@@ -67,22 +70,26 @@ async def create_server(
     behind: run ``rackem migrate``). /metrics is served on ``settings.metrics_port`` if
     set (``Running.metrics_port``).
     """
-    if settings.metrics_port is not None and settings.metrics_port == settings.port != 0:
-        raise ValueError("METRICS_PORT must differ from PORT: /metrics is never public")
+    check_port(settings.metrics_port, settings.port)
+    metrics = TableMetrics()
     async with Shutdown() as shutdown:
         if store is None or registry is None:
             if settings.redis_url:
                 client = connect(settings.redis_url)
                 shutdown.push_close(client.aclose)
                 durability = Durability(settings.redis_wait_replicas, settings.redis_wait_ms)
+                ops = RedisOps((*OPS, *REGISTRY_OPS), metrics.registry)
                 if store is None:
                     redis_store = RedisStore(
-                        client, durability=durability, index_shards=settings.lease_index_shards
+                        client,
+                        durability=durability,
+                        index_shards=settings.lease_index_shards,
+                        ops=ops,
                     )
                     # Tables a replica of before the lease index listed: swept from now on.
                     await redis_store.index.import_live_set()
                     store = redis_store
-                registry = registry or RedisRegistry(client)
+                registry = registry or RedisRegistry(client, ops)
             else:
                 store = store or MemoryStore(Archive(data_file(settings.data_dir, "tables")))
                 registry = registry or MemoryRegistry()
@@ -90,18 +97,9 @@ async def create_server(
         if archive is not None and archive.database_url:
             records = await open_records(archive)
             shutdown.push_close(records.close)
-        metrics = TableMetrics()
-        metrics_port = 0
-        if settings.metrics_port is not None:
-            metrics_host = settings.metrics_host or settings.host
-            http, metrics_port = serve_metrics(metrics, metrics_host, settings.metrics_port)
-
-            async def stop_metrics() -> None:
-                http.shutdown()
-                http.server_close()
-
-            shutdown.push_close(stop_metrics)
-        server = new_server()
+        metrics_host = settings.metrics_host or settings.host
+        metrics_port = await start_metrics(shutdown, metrics, metrics_host, settings.metrics_port)
+        server = new_server(server_interceptors(metrics.registry))
         port = bind(server, settings.host, settings.port)
         addr = settings.advertise_addr or dial_addr(settings.host, port)
         replica_id = settings.replica_id or secrets.token_hex(6)
@@ -116,12 +114,14 @@ async def create_server(
             timing=Timing(settings.bot_delay_ms, settings.abandon_ms, settings.reconnect_grace_ms),
             lease_ms=settings.lease_ms,
             store_hold_ms=settings.store_hold_ms,
+            metrics=metrics,
         )
         bot_client = BotClient(
             settings.bot_addr if bot_addr is None else bot_addr,
             settings.bot_timeout_ms,
             settings.bot_retry_ms,
             bots,
+            client_interceptors(metrics.registry),
         )
         shutdown.push_close(bot_client.close)
         tables = Tables(settings, config, registry, bot_client, replica_id)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from services._gen.rackem.v1 import table_pb2
 from services.archive.records import MatchRecord
+from services.common import tracing
 from services.common.errors import ServiceError
 from services.table.creation import TABLE_ID, create
 from services.table.feeds import Feed
@@ -38,6 +39,7 @@ class TableService:
         """Apply the seat's move, exactly once per ``move_id``: the table's version after it."""
         table = await self._tables.get(request.table_id)
         seat = table.seat_for(request.token)
+        tracing.annotate("rackem.seat", seat)
         if not request.HasField("move"):
             raise ServiceError("malformed_move", "a move is required")
         expected = request.expected_version if request.HasField("expected_version") else None

@@ -21,6 +21,7 @@ from typing import Any
 
 from rackcore import SPECTATOR, Match, Move, RackError, Rules, observe, to_log
 from services._gen.rackem.v1 import game_pb2, table_pb2
+from services.common import tracing
 from services.common.errors import ServiceError, from_rack
 from services.common.lean_sync import Event
 from services.common.logs import event
@@ -29,6 +30,7 @@ from services.table.audience import Audience
 from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
 from services.table.feeds import Feed
+from services.table.metrics import TableMetrics
 from services.table.outages import store_call
 from services.table.progress import abandon, after_move, cover, deal, seat_kind
 from services.table.replies import Replies
@@ -60,6 +62,7 @@ class TableConfig:
     # While the store is unreachable (``StoreUnavailable``) a store call is tried again
     # for up to this long, the table's lock held: its moves wait instead of failing.
     store_hold_ms: int = 0
+    metrics: TableMetrics | None = None  # the replica's (none: a table in a test, or a replay)
 
 
 class Table(Audience):
@@ -333,8 +336,10 @@ class Table(Audience):
             version, seat = self.version, step.seat
             view = observe(self.match, seat)
             level = self.meta.seats[seat].level
-        move = await bots.choose(view, level)
-        await self._bot_move(seat, version, move)
+        with tracing.span("bot move", attributes={"rackem.seat": seat}):
+            move = await bots.choose(view, level)
+            tracing.annotate("rackem.move.act", move.act)
+            await self._bot_move(seat, version, move)
 
     async def _bot_move(self, seat: int, version: int, move: Move) -> None:
         async with self.lock:
@@ -428,6 +433,8 @@ class Table(Audience):
 
     def _lost(self, why: str) -> None:
         event(log, "table_lost", logging.WARNING, table=self.table_id, why=why)
+        if why == "lost" and self.config.metrics is not None:  # fenced: another holds the lease
+            self.config.metrics.fenced_writes.inc()
         error = ServiceError("unavailable", "the table changed replicas; try again")
         self.close(error)
         raise error

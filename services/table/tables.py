@@ -64,7 +64,12 @@ class Tables:
         # hears each change.
         self.reachable = True
         self.on_reachable: Callable[[bool], Awaitable[None]] | None = None
-        self.leases = Leases(config.store, config.owner, settings.lease_ms, self.live)
+        self.metrics = config.metrics
+        self.leases = Leases(
+            config.store, config.owner, settings.lease_ms, self.live, config.metrics
+        )
+        if self.metrics is not None:  # read at each scrape, never kept up to date by hand
+            self.metrics.live_tables.set_function(lambda: len(self.live))
         # With an archive: finished tables' records go there, then leave the store.
         self.archiver: Archiver | None = None
         self.adoption = Adoption(self)
@@ -139,6 +144,7 @@ class Tables:
             await drive(table, self.bots)
         except Exception:
             log.error("driver_failed", extra={"fields": {"table": table.table_id}}, exc_info=True)
+            self.ended("failed")
             async with table.lock:
                 table.close(ServiceError("unavailable", "the table is restarting; try again"))
         try:
@@ -161,6 +167,7 @@ class Tables:
         # With an archive, the other replicas' sweeps leave it to this one for a claim.
         after = None if self.archiver is None else self.settings.archive_claim_ms
         if await self.store.finish(table.table_id, self.config.owner, table.state, ttl, after):
+            self.ended("finished" if table.state.ended_reason == "finished" else "abandoned")
             event(
                 log,
                 "match_record",
@@ -172,6 +179,13 @@ class Tables:
             if self.archiver is not None:
                 self.archiver.archive_now(table)
         table.end_streams()
+
+    def ended(self, outcome: str) -> None:
+        """Count a match that ended here (``rackem_table_matches_ended_total``): one this
+        replica finished in the store (``finished``, ``abandoned``: only the replica whose
+        finish that was counts it), or lost (``failed``)."""
+        if self.metrics is not None:
+            self.metrics.matches_ended[outcome].inc()
 
     async def finished_elsewhere(self, table_id: str) -> None:
         """A table another replica finished, still in the lease index (it died before it

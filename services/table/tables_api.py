@@ -9,6 +9,7 @@ from typing import Protocol
 
 from services.common.registry import Registry
 from services.table.leases import Leases
+from services.table.metrics import TableMetrics
 from services.table.settings import TableSettings
 from services.table.store import TableStore
 from services.table.table import Table, TableConfig
@@ -33,6 +34,8 @@ class TablesApi(Protocol):
     def draining(self) -> bool: ...
     @property
     def leases(self) -> Leases: ...
+    @property
+    def metrics(self) -> TableMetrics | None: ...
 
     async def get(self, table_id: str) -> Table:
         """The table, taken over if its owner is gone (adoption.py)."""
@@ -42,6 +45,9 @@ class TablesApi(Protocol):
 
     async def finish(self, table: Table) -> None:
         """Let a finished table go from the live set."""
+
+    def ended(self, outcome: str) -> None:
+        """Count a match that ended here, by outcome (metrics.py's ``OUTCOMES``)."""
 
     async def finished_elsewhere(self, table_id: str) -> None:
         """A table finished by a replica that died before it left the lease index."""

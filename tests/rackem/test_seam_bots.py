@@ -31,6 +31,7 @@ def _request(level: str = "hard") -> tuple[Match, bot_pb2.ChooseMoveRequest]:
 
 class _Counting(BotService):
     def __init__(self) -> None:
+        super().__init__()
         self.seen: list[bot_pb2.ChooseMoveRequest] = []
         self.replies: list[bot_pb2.ChooseMoveReply] = []
 

@@ -2,8 +2,8 @@
 
 Each service runs as ``rackem serve NAME`` (the same command the container image
 uses), configured only by environment variables, and logs JSON lines into a file the
-tests can read (match records, for one). Each binds port 0 (``PORT=0``, a gateway's
-``METRICS_PORT=0`` too) and reports the ports it got in its ``listening`` line
+tests can read (match records, for one). Each binds port 0 (``PORT=0``, and
+``METRICS_PORT=0`` for its /metrics) and reports the ports it got in its ``listening`` line
 (services/common/running.py), read here from its log: a port picked here (bind and
 release) and bound later by the service could meanwhile be taken by another server.
 So an address is known once its service has started: what depends on one
@@ -48,7 +48,7 @@ class Service:
     log: Path
     process: subprocess.Popen[bytes] | None = None
     port: int = 0  # as its last start reported it (``listening``); 0 until then
-    metrics_port: int = 0  # a gateway's /metrics, as reported
+    metrics_port: int = 0  # its /metrics, as reported
     _since: int = field(default=0, init=False, repr=False)  # the log's size at the last start
 
     @property
@@ -134,7 +134,12 @@ class Stack:
 
         A replica advertises the address it listens on (its default ``ADVERTISE_ADDR``:
         ``HOST`` and the port it bound)."""
-        common = {"REDIS_URL": self.redis_url, "LOG_LEVEL": "INFO", **self.settings}
+        common = {
+            "REDIS_URL": self.redis_url,
+            "LOG_LEVEL": "INFO",
+            "METRICS_PORT": "0",
+            **self.settings,
+        }
         bot = self.add("bot", "bot", common)
         for i in range(tables):
             self.add(
@@ -152,7 +157,6 @@ class Stack:
                     **common,
                     "MATCHMAKER_ADDR": _address_of(mm),
                     "TABLE_ADDR": first_table,
-                    "METRICS_PORT": "0",
                 },
             )
 
@@ -209,6 +213,13 @@ class Stack:
             name: f"http://127.0.0.1:{service.metrics_port}/metrics"
             for name, service in self.services.items()
             if service.name == "gateway"
+        }
+
+    def all_metrics_urls(self) -> dict[str, str]:
+        """Every service's /metrics (on its METRICS_PORT), by its name in ``services``."""
+        return {
+            name: f"http://127.0.0.1:{service.metrics_port}/metrics"
+            for name, service in self.services.items()
         }
 
     def wait_grpc(self, service: Service, timeout: float) -> None:

@@ -37,16 +37,34 @@ from redis.exceptions import RedisError
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.common.redis_client import RedisClient
+from services.common.redis_metrics import RedisOps
 from services.common.script_batch import ScriptBatch
 from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, Timings
 from services.matchmaker.store import ReleaseMode, lua
 from services.matchmaker.store.redis_keys import DEFAULT_NAMESPACE, Home, Layout
 
-__all__ = ["DEFAULT_NAMESPACE", "RedisStore"]
+__all__ = ["DEFAULT_NAMESPACE", "OPS", "RedisStore"]
 
 log = logging.getLogger("rackem.matchmaker.store")
 
 _KNOWN_HOMES = 50_000  # table ids whose home this replica remembers (a few MB)
+OPS = (
+    "quick_join",
+    "create_private",
+    "rematch",
+    "rematch_of",
+    "join_code",
+    "leave",
+    "claim",
+    "claim_due",
+    "finish",
+    "release",
+    "table",
+    "seat_of",
+    "table_by_code",
+)
+"""The store's operations, as ``rackem_redis_command_seconds{op}`` names them: its
+methods, each timed whole (its script and the few keys around it)."""
 
 
 def _record(flat: Sequence[Any]) -> TableRecord:
@@ -86,8 +104,12 @@ class RedisStore:
     """The Redis store. ``namespace`` prefixes every key and holds no hash tag; tests
     use one each."""
 
-    def __init__(self, client: RedisClient, namespace: str = DEFAULT_NAMESPACE) -> None:
+    def __init__(
+        self, client: RedisClient, namespace: str = DEFAULT_NAMESPACE, ops: RedisOps | None = None
+    ) -> None:
+        """``ops``: where the operations are timed (``OPS`` among its names); None: nowhere."""
         self._redis = client
+        self._ops = ops or RedisOps(OPS)
         self._keys = Layout(namespace)
         self._chan = self._keys.channel
         self._known: OrderedDict[str, Home] = OrderedDict()
@@ -189,70 +211,72 @@ class RedisStore:
     async def quick_join(
         self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str
     ) -> Placed | None:
-        players = table.rules.players
-        home = self._keys.quick(players)
+        with self._ops("quick_join"):
+            players = table.rules.players
+            home = self._keys.quick(players)
 
-        async def run(open_new: bool) -> Any:
-            return await self._quick_join(
-                keys=[home.queue(players), home.due],
-                args=[
-                    *self._head(home, now_ms),
-                    players,
-                    sitter.name,
-                    sitter.token_hash,
-                    timings.fill_ms,
-                    timings.fill_lone_ms,
-                    timings.lobby_ttl_ms,
-                    table.rules_json(),
-                    table.level,
-                    owner,
-                    timings.claim_ms,
-                    "1" if open_new else "",
-                    table.id,
-                    table.code,
-                ],
-            )
+            async def run(open_new: bool) -> Any:
+                return await self._quick_join(
+                    keys=[home.queue(players), home.due],
+                    args=[
+                        *self._head(home, now_ms),
+                        players,
+                        sitter.name,
+                        sitter.token_hash,
+                        timings.fill_ms,
+                        timings.fill_lone_ms,
+                        timings.lobby_ttl_ms,
+                        table.rules_json(),
+                        table.level,
+                        owner,
+                        timings.claim_ms,
+                        "1" if open_new else "",
+                        table.id,
+                        table.code,
+                    ],
+                )
 
-        reply = await run(False)
-        if not reply:  # no open table has a seat: claim a code, then open one
-            if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
-                return None
-            reply = await run(True)
-            if str(reply[0]) != table.id:  # another sitter's table opened meanwhile
-                await self._code_for(table.code, table.id, home, 0)
-        placed = _placed(reply)
-        self._remember(placed.table_id, home)
-        return await self._give_token(sitter, placed, home, timings)
+            reply = await run(False)
+            if not reply:  # no open table has a seat: claim a code, then open one
+                if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
+                    return None
+                reply = await run(True)
+                if str(reply[0]) != table.id:  # another sitter's table opened meanwhile
+                    await self._code_for(table.code, table.id, home, 0)
+            placed = _placed(reply)
+            self._remember(placed.table_id, home)
+            return await self._give_token(sitter, placed, home, timings)
 
     async def create_private(
         self, table: NewTable, sitter: Sitter, now_ms: int, timings: Timings, owner: str | None
     ) -> Placed | None:
-        home = self._keys.room(table.id)
-        if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
-            return None
-        reply = await self._create_private(
-            keys=[home.table(table.id), home.due],
-            args=[
-                *self._head(home, now_ms),
-                table.id,
-                table.code,
-                sitter.name,
-                sitter.token_hash,
-                table.rules_json(),
-                table.level,
-                table.rules.players,
-                timings.lobby_ttl_ms,
-                "0" if owner is None else "1",
-                owner or "",
-                timings.claim_ms,
-                "1" if table.spectators else "0",
-            ],
-        )
-        if not reply:  # the id is taken (never, for random ids): draw again
-            await self._code_for(table.code, table.id, home, 0)
-            return None
-        self._remember(table.id, home)
-        return await self._give_token(sitter, _placed(reply), home, timings)
+        with self._ops("create_private"):
+            home = self._keys.room(table.id)
+            if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
+                return None
+            reply = await self._create_private(
+                keys=[home.table(table.id), home.due],
+                args=[
+                    *self._head(home, now_ms),
+                    table.id,
+                    table.code,
+                    sitter.name,
+                    sitter.token_hash,
+                    table.rules_json(),
+                    table.level,
+                    table.rules.players,
+                    timings.lobby_ttl_ms,
+                    "0" if owner is None else "1",
+                    owner or "",
+                    timings.claim_ms,
+                    "1" if table.spectators else "0",
+                ],
+            )
+            if not reply:  # the id is taken (never, for random ids): draw again
+                await self._code_for(table.code, table.id, home, 0)
+                return None
+            self._remember(table.id, home)
+            return await self._give_token(sitter, _placed(reply), home, timings)
 
     async def rematch(
         self,
@@ -265,128 +289,134 @@ class RedisStore:
         timings: Timings,
         owner: str,
     ) -> Placed | None:
-        pointer = await self._rematch_pointer(old_id)
-        if pointer is None:
-            home = self._keys.room(table.id)
-            if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
-                return None
-            won = await self._redis.set(
-                self._keys.rematch(old_id),
-                f"{table.id} {table.code}",
-                nx=True,
-                px=timings.lobby_ttl_ms,
-            )
-            if won:
-                pointer = table.id, table.code, self._remember(table.id, home)
-            else:  # another player asked first: their rematch it is
-                await self._code_for(table.code, table.id, home, 0)
-                pointer = await self._rematch_pointer(old_id)
-                if pointer is None:
+        with self._ops("rematch"):
+            pointer = await self._rematch_pointer(old_id)
+            if pointer is None:
+                home = self._keys.room(table.id)
+                if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
                     return None
-        table_id, code, home = pointer
-        args: list[Any] = [
-            *self._head(home, now_ms),
-            old_id,
-            table_id,
-            code,
-            table.rules.players,
-            table.rules_json(),
-            table.level,
-            seat,
-            sitter.name,
-            sitter.token_hash,
-            timings.lobby_ttl_ms,
-            timings.rematch_ms,
-            owner,
-            timings.claim_ms,
-            "1" if table.spectators else "0",
-        ]
-        for name, bot in seats:
-            args += [name, "1" if bot else ""]
-        reply = await self._rematch(keys=[home.table(table_id), home.due], args=args)
-        placed = _placed(reply, head=4)
-        replaced = str(reply[3])
-        if replaced:  # the seat's older token no longer resolves
-            await self._redis.delete(self._keys.token(replaced))
-            if home is self._keys.legacy:
-                await self._redis.delete(self._keys.legacy_token(replaced))
-        return await self._give_token(sitter, placed, home, timings)
+                won = await self._redis.set(
+                    self._keys.rematch(old_id),
+                    f"{table.id} {table.code}",
+                    nx=True,
+                    px=timings.lobby_ttl_ms,
+                )
+                if won:
+                    pointer = table.id, table.code, self._remember(table.id, home)
+                else:  # another player asked first: their rematch it is
+                    await self._code_for(table.code, table.id, home, 0)
+                    pointer = await self._rematch_pointer(old_id)
+                    if pointer is None:
+                        return None
+            table_id, code, home = pointer
+            args: list[Any] = [
+                *self._head(home, now_ms),
+                old_id,
+                table_id,
+                code,
+                table.rules.players,
+                table.rules_json(),
+                table.level,
+                seat,
+                sitter.name,
+                sitter.token_hash,
+                timings.lobby_ttl_ms,
+                timings.rematch_ms,
+                owner,
+                timings.claim_ms,
+                "1" if table.spectators else "0",
+            ]
+            for name, bot in seats:
+                args += [name, "1" if bot else ""]
+            reply = await self._rematch(keys=[home.table(table_id), home.due], args=args)
+            placed = _placed(reply, head=4)
+            replaced = str(reply[3])
+            if replaced:  # the seat's older token no longer resolves
+                await self._redis.delete(self._keys.token(replaced))
+                if home is self._keys.legacy:
+                    await self._redis.delete(self._keys.legacy_token(replaced))
+            return await self._give_token(sitter, placed, home, timings)
 
     async def rematch_of(self, old_id: str) -> str | None:
-        pointer = await self._rematch_pointer(old_id)
-        if pointer is None:
-            return None
-        table_id, _, home = pointer
-        # The pointer is claimed just before its table opens: name it once it is there.
-        return table_id if await self._redis.exists(home.table(table_id)) else None
+        with self._ops("rematch_of"):
+            pointer = await self._rematch_pointer(old_id)
+            if pointer is None:
+                return None
+            table_id, _, home = pointer
+            # The pointer is claimed just before its table opens: name it once it is there.
+            return table_id if await self._redis.exists(home.table(table_id)) else None
 
     async def join_code(
         self, code: str, sitter: Sitter, now_ms: int, timings: Timings, owner: str
     ) -> Placed:
-        found = await self._by_code(code)
-        if found is None:
-            raise ServiceError("no_code", _MESSAGES["no_code"])
-        table_id, home = found
-        reply = await self._join(
-            keys=[home.table(table_id), home.due],
-            args=[
-                *self._head(home, now_ms),
-                sitter.name,
-                sitter.token_hash,
-                timings.lobby_ttl_ms,
-                owner,
-                timings.claim_ms,
-            ],
-        )
-        placed = _placed(reply)
-        await self._code_for(code, table_id, home, _code_life(timings))
-        return await self._give_token(sitter, placed, home, timings)
+        with self._ops("join_code"):
+            found = await self._by_code(code)
+            if found is None:
+                raise ServiceError("no_code", _MESSAGES["no_code"])
+            table_id, home = found
+            reply = await self._join(
+                keys=[home.table(table_id), home.due],
+                args=[
+                    *self._head(home, now_ms),
+                    sitter.name,
+                    sitter.token_hash,
+                    timings.lobby_ttl_ms,
+                    owner,
+                    timings.claim_ms,
+                ],
+            )
+            placed = _placed(reply)
+            await self._code_for(code, table_id, home, _code_life(timings))
+            return await self._give_token(sitter, placed, home, timings)
 
     async def leave(self, token_hash: str, now_ms: int, timings: Timings) -> TableRecord:
-        found = await self._token(token_hash)
-        if found is None:
-            raise ServiceError("bad_token", _MESSAGES["bad_token"])
-        table_id, seat, home, key = found
-        reply = await self._leave(
-            keys=[home.table(table_id), home.due],
-            args=[*self._head(home, now_ms), seat, token_hash, timings.done_ttl_ms],
-        )
-        if len(reply) == 1 and str(reply[0]) == "bad_token":
-            await self._redis.delete(key)  # its seat was freed or taken: it never counts again
-        _refusal(reply)
-        await self._redis.delete(key)
-        record = _record(reply[2:])
-        if record.status == "closed":
-            await self._code_for(record.code, table_id, home, 0)
-        return record
+        with self._ops("leave"):
+            found = await self._token(token_hash)
+            if found is None:
+                raise ServiceError("bad_token", _MESSAGES["bad_token"])
+            table_id, seat, home, key = found
+            reply = await self._leave(
+                keys=[home.table(table_id), home.due],
+                args=[*self._head(home, now_ms), seat, token_hash, timings.done_ttl_ms],
+            )
+            if len(reply) == 1 and str(reply[0]) == "bad_token":
+                await self._redis.delete(key)  # its seat was freed or taken: it never counts again
+            _refusal(reply)
+            await self._redis.delete(key)
+            record = _record(reply[2:])
+            if record.status == "closed":
+                await self._code_for(record.code, table_id, home, 0)
+            return record
 
     async def claim(self, table_id: str, owner: str, now_ms: int, timings: Timings) -> bool:
-        home = await self._home_of(table_id)
-        if home is None:
-            return False
-        reply = await self._claim(
-            keys=[home.table(table_id), home.due],
-            args=[*self._head(home, now_ms), owner, timings.claim_ms],
-        )
-        return bool(int(reply))
+        with self._ops("claim"):
+            home = await self._home_of(table_id)
+            if home is None:
+                return False
+            reply = await self._claim(
+                keys=[home.table(table_id), home.due],
+                args=[*self._head(home, now_ms), owner, timings.claim_ms],
+            )
+            return bool(int(reply))
 
     async def claim_due(self, owner: str, now_ms: int, limit: int, timings: Timings) -> list[str]:
         """Up to ``limit`` due tables of each home, claimed in one pipeline per node."""
-        homes = self._keys.homes
-        replies = await asyncio.gather(
-            *(
-                self._claim_due(
-                    [home.due], [*self._head(home, now_ms), owner, timings.claim_ms, limit]
+        with self._ops("claim_due"):
+            homes = self._keys.homes
+            replies = await asyncio.gather(
+                *(
+                    self._claim_due(
+                        [home.due], [*self._head(home, now_ms), owner, timings.claim_ms, limit]
+                    )
+                    for home in homes
                 )
-                for home in homes
             )
-        )
-        claimed = []
-        for home, ids in zip(homes, replies, strict=True):
-            for table_id in ids:
-                claimed.append(str(table_id))
-                self._remember(str(table_id), home)
-        return claimed
+            claimed = []
+            for home, ids in zip(homes, replies, strict=True):
+                for table_id in ids:
+                    claimed.append(str(table_id))
+                    self._remember(str(table_id), home)
+            return claimed
 
     async def finish(
         self,
@@ -396,58 +426,62 @@ class RedisStore:
         bots: Sequence[tuple[int, str]],
         timings: Timings,
     ) -> TableRecord | None:
-        home = await self._home_of(table_id)
-        if home is None:
-            return None
-        pairs = [str(part) for seat, name in bots for part in (seat, name)]
-        reply = await self._finish(
-            keys=[home.table(table_id), home.due],
-            args=[*self._head(home, 0), owner, replica, timings.done_ttl_ms, *pairs],
-        )
-        if not reply:
-            return None
-        record = _record(reply)
-        if home is self._keys.legacy:  # its code was claimed for the lobby's time only
-            await self._code_for(record.code, table_id, home, timings.done_ttl_ms)
-        return record
+        with self._ops("finish"):
+            home = await self._home_of(table_id)
+            if home is None:
+                return None
+            pairs = [str(part) for seat, name in bots for part in (seat, name)]
+            reply = await self._finish(
+                keys=[home.table(table_id), home.due],
+                args=[*self._head(home, 0), owner, replica, timings.done_ttl_ms, *pairs],
+            )
+            if not reply:
+                return None
+            record = _record(reply)
+            if home is self._keys.legacy:  # its code was claimed for the lobby's time only
+                await self._code_for(record.code, table_id, home, timings.done_ttl_ms)
+            return record
 
     async def release(
         self, table_id: str, owner: str, now_ms: int, mode: ReleaseMode, timings: Timings
     ) -> str:
-        home = await self._home_of(table_id)
-        if home is None:
-            return "lost"
-        reply = await self._release(
-            keys=[home.table(table_id), home.due],
-            args=[
-                *self._head(home, now_ms),
-                owner,
-                mode,
-                timings.retry_ms,
-                timings.max_attempts,
-                timings.done_ttl_ms,
-            ],
-        )
-        status = str(reply)
-        if status == "closed":
-            record = await self.table(table_id)
-            if record is not None:
-                await self._code_for(record.code, table_id, home, 0)
-        return status
+        with self._ops("release"):
+            home = await self._home_of(table_id)
+            if home is None:
+                return "lost"
+            reply = await self._release(
+                keys=[home.table(table_id), home.due],
+                args=[
+                    *self._head(home, now_ms),
+                    owner,
+                    mode,
+                    timings.retry_ms,
+                    timings.max_attempts,
+                    timings.done_ttl_ms,
+                ],
+            )
+            status = str(reply)
+            if status == "closed":
+                record = await self.table(table_id)
+                if record is not None:
+                    await self._code_for(record.code, table_id, home, 0)
+            return status
 
     async def table(self, table_id: str) -> TableRecord | None:
-        home = await self._home_of(table_id)
-        if home is None:
-            return None
-        raw = await self._redis.hgetall(home.table(table_id))
-        fields = {str(key): str(value) for key, value in raw.items()}
-        if "rules" not in fields:
-            return None
-        return TableRecord.from_fields(fields)
+        with self._ops("table"):
+            home = await self._home_of(table_id)
+            if home is None:
+                return None
+            raw = await self._redis.hgetall(home.table(table_id))
+            fields = {str(key): str(value) for key, value in raw.items()}
+            if "rules" not in fields:
+                return None
+            return TableRecord.from_fields(fields)
 
     async def seat_of(self, token_hash: str) -> tuple[str, int] | None:
-        found = await self._token(token_hash)
-        return None if found is None else (found[0], found[1])
+        with self._ops("seat_of"):
+            found = await self._token(token_hash)
+            return None if found is None else (found[0], found[1])
 
     async def _by_code(self, code: str) -> tuple[str, Home] | None:
         value = await self._redis.get(self._keys.code(code))
@@ -460,8 +494,9 @@ class RedisStore:
         return None if home is None else (parts[0], home)
 
     async def table_by_code(self, code: str) -> str | None:
-        found = await self._by_code(code)
-        return None if found is None else found[0]
+        with self._ops("table_by_code"):
+            found = await self._by_code(code)
+            return None if found is None else found[0]
 
     async def changes(self) -> AsyncIterator[str]:
         """Table ids from the change channel; resubscribes (yielding ``""``) after errors."""

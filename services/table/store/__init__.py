@@ -33,10 +33,18 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
-__all__ = ["AppendResult", "Pending", "TableStore"]
+__all__ = ["AppendResult", "Expired", "Pending", "TableStore"]
 
 AppendResult = Literal["ok", "conflict", "lost"]
 """``ok``; ``conflict``: the log is not ``index`` long; ``lost``: the lease is not ours."""
+
+
+class Expired(NamedTuple):
+    """A table whose entry in the lease index expired, ``overdue_ms`` ago (by Redis's
+    clock: the last expiry its owner noted, or its release)."""
+
+    table_id: str
+    overdue_ms: int
 
 
 class Pending(NamedTuple):
@@ -150,9 +158,16 @@ class TableStore(Protocol):
         """How many live tables the index says have an expired lease."""
         ...
 
-    async def claim_expired(self, limit: int, claim_ms: int) -> list[str]:
-        """Up to ``limit`` ids whose index entry has expired, each moved ``claim_ms`` ahead
-        so other sweepers pass over it meanwhile. Their leases may be held again: check."""
+    async def claim_expired(self, limit: int, claim_ms: int) -> list[Expired]:
+        """Up to ``limit`` entries of the index that have expired (each table's id, and
+        how long ago), each moved ``claim_ms`` ahead so other sweepers pass over it
+        meanwhile. Their leases may be held again: check."""
+        ...
+
+    async def lease_overdue_ms(self, table_id: str) -> int | None:
+        """How many ms ago the index says ``table_id``'s lease expired (or was released): 0
+        if not yet (its owner notes it a little late: a lease found free expired now); None
+        if the table is not listed."""
         ...
 
     async def forget(self, table_id: str) -> None:

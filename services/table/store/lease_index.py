@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from services.common.redis_client import RedisClient
-from services.table.store import lua
+from services.table.store import Expired, lua
 
 __all__ = ["FINISHED", "RedisLeaseIndex", "shard_of"]
 
@@ -51,6 +51,7 @@ class RedisLeaseIndex:
         self._note = client.register_script(lua.NOTE_LEASES)
         self._count = client.register_script(lua.COUNT_EXPIRED)
         self._claim = client.register_script(lua.CLAIM_EXPIRED)
+        self._overdue = client.register_script(lua.LEASE_OVERDUE)
 
     def key(self, table_id: str) -> str:
         return self.keys[shard_of(table_id, self._shards)]
@@ -77,15 +78,23 @@ class RedisLeaseIndex:
             total += int(await self._count(keys=[key]))
         return total
 
-    async def claim(self, limit: int, claim_ms: int) -> list[str]:
-        claimed: list[str] = []
+    async def claim(self, limit: int, claim_ms: int) -> list[Expired]:
+        claimed: list[Expired] = []
         start = random.randrange(self._shards)  # no shard is always read first
         for key in self.keys[start:] + self.keys[:start]:
             if len(claimed) >= limit:
                 break
-            ids = await self._claim(keys=[key], args=[limit - len(claimed), claim_ms])
-            claimed += [str(i) for i in ids]
+            flat = await self._claim(keys=[key], args=[limit - len(claimed), claim_ms])
+            claimed += [
+                Expired(str(i), int(ms)) for i, ms in zip(flat[::2], flat[1::2], strict=True)
+            ]
         return claimed
+
+    async def overdue_ms(self, table_id: str) -> int | None:
+        """How many ms ago the entry of ``table_id`` expired (0: not yet); None if it is not
+        listed."""
+        overdue = int(await self._overdue(keys=[self.key(table_id)], args=[table_id]))
+        return None if overdue < 0 else overdue
 
     async def import_live_set(self) -> int:
         """List the tables of the set the index replaced (``<prefix>:tables:live``, which

@@ -22,6 +22,7 @@ __all__ = [
     "CREATE",
     "DROP_ARCHIVED",
     "FINISH",
+    "LEASE_OVERDUE",
     "NOTE_LEASES",
     "PENDING_ADD",
     "PENDING_CLAIM",
@@ -115,13 +116,29 @@ return #args / 2
 )
 COUNT_EXPIRED = _NOW + "return redis.call('ZCOUNT', KEYS[1], '-inf', now)\n"
 # Up to ARGV[1] expired entries, each moved ARGV[2] ms ahead: the other sweepers pass over
-# them meanwhile, and they come round again if this one does not adopt them.
+# them meanwhile, and they come round again if this one does not adopt them. Id, ms since
+# the entry expired (its old score) pairs.
 CLAIM_EXPIRED = (
     _NOW
     + """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), id) end
-return ids
+local limit = tonumber(ARGV[1])
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+local out = {}
+for i = 1, #found, 2 do
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), found[i])
+  out[#out + 1] = found[i]
+  out[#out + 1] = math.floor(now - tonumber(found[i + 1]))
+end
+return out
+"""
+)
+# ARGV: id. How many ms ago its entry expired (0 if it has not yet); -1 if it is not listed.
+LEASE_OVERDUE = (
+    _NOW
+    + """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return -1 end
+return math.max(0, math.floor(now - tonumber(score)))
 """
 )
 # KEYS: the shard's sorted set (id -> when a sweeper may take it) and hash (id -> when it

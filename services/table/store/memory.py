@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from services.common.archive import Archive
-from services.table.store import AppendResult, Pending
+from services.table.store import AppendResult, Expired, Pending
 from services.table.store.lease_index import FINISHED
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
@@ -231,12 +231,17 @@ class MemoryStore:
         now = time.monotonic()
         return sum(expires <= now for expires in self._live.values())
 
-    async def claim_expired(self, limit: int, claim_ms: int) -> list[str]:
+    async def claim_expired(self, limit: int, claim_ms: int) -> list[Expired]:
         now = time.monotonic()
         expired = sorted((e, t) for t, e in self._live.items() if e <= now)[:limit]
         for _, table_id in expired:
             self._live[table_id] = now + claim_ms / 1000
-        return [table_id for _, table_id in expired]
+        return [Expired(table_id, int((now - e) * 1000)) for e, table_id in expired]
+
+    async def lease_overdue_ms(self, table_id: str) -> int | None:
+        expires = self._live.get(table_id)
+        now = time.monotonic()
+        return None if expires is None else max(0, int((now - expires) * 1000))
 
     async def forget(self, table_id: str) -> None:
         self._live.pop(table_id, None)

@@ -39,18 +39,45 @@ from typing import Any
 
 import orjson
 
+from services.common import tracing
 from services.common.redis_client import Durability, RedisClient, raise_store_error
+from services.common.redis_metrics import RedisOps
 from services.common.script_batch import ScriptBatch
-from services.table.store import AppendResult, Pending, lua
+from services.table.store import AppendResult, Expired, Pending, lua
 from services.table.store.lease_index import FINISHED, RedisLeaseIndex
 from services.table.store.pending import RedisPendingIndex
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
-__all__ = ["RedisStore", "keys"]
+__all__ = ["OPS", "RedisStore", "keys"]
 
 CHUNK = 500
 """Commands per pipeline in ``renew_many`` and ``orphans``: no one pipeline holds Redis long."""
 _PARTS = ("meta", "log", "state", "replies", "lease")
+OPS = (
+    "create",
+    "load",
+    "append",
+    "save",
+    "reply",
+    "acquire",
+    "renew",
+    "release",
+    "holder",
+    "finish",
+    "pending",
+    "drop_archived",
+    "live_tables",
+    "note_leases",
+    "sweep",
+    "forget",
+)
+"""The store's operations, as ``rackem_redis_command_seconds{op}`` names them: one per
+method, but ``renew`` (one table or many), ``sweep`` (counting and claiming expired
+leases) and ``pending`` (the archive's backlog: adding, counting, claiming)."""
+# A traced move's round trips (services/common/tracing.py): the operation, never a key.
+_REDIS = {
+    op: {"db.system.name": "redis", "db.operation.name": op} for op in ("append", "save", "reply")
+}
 
 
 def _reply_fields(reply: Reply | None) -> list[str | int]:
@@ -72,8 +99,11 @@ class RedisStore:
         durability: Durability | None = None,
         index_shards: int = 1,
         index_prefix: str = "rackem",
+        ops: RedisOps | None = None,
     ) -> None:
+        """``ops``: where the operations are timed (``OPS`` among its names); None: nowhere."""
         self._redis = client
+        self._ops = ops or RedisOps(OPS)
         self._chunk = chunk
         self.index = RedisLeaseIndex(client, index_shards, index_prefix, chunk)
         self.pending = RedisPendingIndex(client, index_shards, index_prefix)
@@ -95,9 +125,10 @@ class RedisStore:
     async def create(self, meta: TableMeta, state: TableState, owner: str, lease_ms: int) -> bool:
         args: list[str | int] = [meta.to_json(), state.to_json(), owner, lease_ms]
         try:
-            created = await self._create(keys(meta.table_id), args)
-            if created:
-                await self.index.add(meta.table_id, lease_ms)
+            with self._ops("create"):
+                created = await self._create(keys(meta.table_id), args)
+                if created:
+                    await self.index.add(meta.table_id, lease_ms)
         except Exception as exc:
             raise_store_error(exc)
         return bool(created)
@@ -105,11 +136,12 @@ class RedisStore:
     async def load(self, table_id: str) -> StoredTable | None:
         meta_key, log_key, state_key, _, _ = keys(table_id)
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.get(meta_key)
-                pipe.lrange(log_key, 0, -1)
-                pipe.get(state_key)
-                meta, log, state = await pipe.execute()
+            with self._ops("load"):
+                async with self._redis.pipeline(transaction=True) as pipe:
+                    pipe.get(meta_key)
+                    pipe.lrange(log_key, 0, -1)
+                    pipe.get(state_key)
+                    meta, log, state = await pipe.execute()
         except Exception as exc:
             raise_store_error(exc)
         if meta is None or state is None:
@@ -137,7 +169,11 @@ class RedisStore:
             lease_ms,
         ]
         try:
-            result = int(await self._append(keys(table_id), args))
+            with (
+                self._ops("append"),
+                tracing.child("redis append", tracing.CLIENT, _REDIS["append"]),
+            ):
+                result = int(await self._append(keys(table_id), args))
         except Exception as exc:
             raise_store_error(exc)
         return "ok" if result == 1 else "conflict" if result == 0 else "lost"
@@ -146,27 +182,34 @@ class RedisStore:
         self, table_id: str, owner: str, state: TableState, lease_ms: int = 0
     ) -> bool:
         try:
-            return bool(await self._save(keys(table_id), [owner, state.to_json(), lease_ms]))
+            with (
+                self._ops("save"),
+                tracing.child("redis save", tracing.CLIENT, _REDIS["save"]),
+            ):
+                return bool(await self._save(keys(table_id), [owner, state.to_json(), lease_ms]))
         except Exception as exc:
             raise_store_error(exc)
 
     async def reply(self, table_id: str, seat: int, move_id: str) -> int | None:
         try:
-            version = await self._redis.hget(keys(table_id)[3], f"{seat}:{move_id}")
+            with self._ops("reply"), tracing.child("redis reply", tracing.CLIENT, _REDIS["reply"]):
+                version = await self._redis.hget(keys(table_id)[3], f"{seat}:{move_id}")
         except Exception as exc:
             raise_store_error(exc)
         return None if version is None else int(version)
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
         try:
-            holder = await self._acquire(keys(table_id), [owner, lease_ms])
+            with self._ops("acquire"):
+                holder = await self._acquire(keys(table_id), [owner, lease_ms])
         except Exception as exc:
             raise_store_error(exc)
         return str(holder) or None
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
         try:
-            return bool(await self._renew(keys(table_id), [owner, lease_ms]))
+            with self._ops("renew"):
+                return bool(await self._renew(keys(table_id), [owner, lease_ms]))
         except Exception as exc:
             raise_store_error(exc)
 
@@ -174,23 +217,26 @@ class RedisStore:
         """The ``RENEW`` script per table (its own keys, its own slot), batched: one
         pipeline per node per ``chunk`` tables."""
         try:
-            renewed = await asyncio.gather(
-                *(self._renew(keys(table_id), [owner, lease_ms]) for table_id in table_ids)
-            )
+            with self._ops("renew"):
+                renewed = await asyncio.gather(
+                    *(self._renew(keys(table_id), [owner, lease_ms]) for table_id in table_ids)
+                )
         except Exception as exc:
             raise_store_error(exc)
         return [bool(done) for done in renewed]
 
     async def release(self, table_id: str, owner: str) -> None:
         try:
-            if await self._release(keys=keys(table_id), args=[owner]):
-                await self.index.note([(table_id, 0)], 0)  # free now: sweep it at once
+            with self._ops("release"):
+                if await self._release(keys=keys(table_id), args=[owner]):
+                    await self.index.note([(table_id, 0)], 0)  # free now: sweep it at once
         except Exception as exc:
             raise_store_error(exc)
 
     async def holder(self, table_id: str) -> str | None:
         try:
-            value = await self._redis.get(keys(table_id)[4])
+            with self._ops("holder"):
+                value = await self._redis.get(keys(table_id)[4])
         except Exception as exc:
             raise_store_error(exc)
         return None if value is None else str(value)
@@ -205,7 +251,8 @@ class RedisStore:
     ) -> bool:
         args: list[str | int] = [owner, state.to_json(), ttl_ms, FINISHED]
         try:
-            done = await self._finish(keys=keys(table_id), args=args)
+            with self._ops("finish"):
+                done = await self._finish(keys=keys(table_id), args=args)
         except Exception as exc:
             raise_store_error(exc)
         if done:
@@ -218,56 +265,72 @@ class RedisStore:
 
     async def add_pending(self, table_id: str, delay_ms: int) -> None:
         try:
-            await self.pending.add(table_id, delay_ms)
+            with self._ops("pending"):
+                await self.pending.add(table_id, delay_ms)
         except Exception as exc:
             raise_store_error(exc)
 
     async def pending_count(self) -> int:
         try:
-            return await self.pending.count()
+            with self._ops("pending"):
+                return await self.pending.count()
         except Exception as exc:
             raise_store_error(exc)
 
     async def claim_pending(self, limit: int, claim_ms: int) -> list[Pending]:
         try:
-            return await self.pending.claim(limit, claim_ms)
+            with self._ops("pending"):
+                return await self.pending.claim(limit, claim_ms)
         except Exception as exc:
             raise_store_error(exc)
 
     async def drop_archived(self, table_id: str) -> bool:
         try:
-            dropped = await self._drop(keys=keys(table_id), args=[FINISHED])
-            await self.pending.remove(table_id)
+            with self._ops("drop_archived"):
+                dropped = await self._drop(keys=keys(table_id), args=[FINISHED])
+                await self.pending.remove(table_id)
         except Exception as exc:
             raise_store_error(exc)
         return bool(dropped)
 
     async def live_tables(self) -> list[str]:
         try:
-            return await self.index.members()
+            with self._ops("live_tables"):
+                return await self.index.members()
         except Exception as exc:
             raise_store_error(exc)
 
     async def note_leases(self, ages: Sequence[tuple[str, int]], lease_ms: int) -> None:
         try:
-            await self.index.note(ages, lease_ms)
+            with self._ops("note_leases"):
+                await self.index.note(ages, lease_ms)
         except Exception as exc:
             raise_store_error(exc)
 
     async def expired_count(self) -> int:
         try:
-            return await self.index.expired_count()
+            with self._ops("sweep"):
+                return await self.index.expired_count()
         except Exception as exc:
             raise_store_error(exc)
 
-    async def claim_expired(self, limit: int, claim_ms: int) -> list[str]:
+    async def claim_expired(self, limit: int, claim_ms: int) -> list[Expired]:
         try:
-            return await self.index.claim(limit, claim_ms)
+            with self._ops("sweep"):
+                return await self.index.claim(limit, claim_ms)
+        except Exception as exc:
+            raise_store_error(exc)
+
+    async def lease_overdue_ms(self, table_id: str) -> int | None:
+        try:
+            with self._ops("sweep"):
+                return await self.index.overdue_ms(table_id)
         except Exception as exc:
             raise_store_error(exc)
 
     async def forget(self, table_id: str) -> None:
         try:
-            await self.index.remove(table_id)
+            with self._ops("forget"):
+                await self.index.remove(table_id)
         except Exception as exc:
             raise_store_error(exc)

@@ -67,6 +67,8 @@ def test_a_small_lag_is_not_overload() -> None:
     assert subject.lag == pytest.approx(0.002, rel=0.01)
     assert gauge(metrics, "rackem_gateway_loop_lag_seconds") == pytest.approx(0.002, rel=0.01)
     assert gauge(metrics, "rackem_gateway_overloaded") == 0.0
+    # The same samples, unsmoothed, in the histogram every service has.
+    assert gauge(metrics, "rackem_event_loop_lag_seconds_count") == 50
 
 
 def test_a_lone_hiccup_is_smoothed_away() -> None:
@@ -163,14 +165,25 @@ def test_no_moves_is_calm_and_a_zero_answer_limit_never_overloads() -> None:
     assert not off.overloaded and off.answer == pytest.approx(5.0, rel=0.05)
 
 
+def _refusals(metrics: Metrics) -> dict[str, float | None]:
+    name = "rackem_gateway_admission_refusals_total"
+    reasons = ("overloaded", "max_connections", "games_per_ip")
+    return {r: metrics.registry.get_sample_value(name, {"reason": r}) for r in reasons}
+
+
 def test_connections_are_admitted_under_the_limit_and_never_while_overloaded() -> None:
-    subject, _, _ = admission(max_connections=2)
+    subject, _, metrics = admission(max_connections=2)
+    assert _refusals(metrics) == {"overloaded": 0, "max_connections": 0, "games_per_ip": 0}
     assert subject.admits(0) and subject.admits(1)
     assert not subject.admits(2)
-    unlimited, unlimited_clock, _ = admission(max_connections=0)
+    assert _refusals(metrics) == {"overloaded": 0, "max_connections": 1, "games_per_ip": 0}
+    unlimited, unlimited_clock, unlimited_metrics = admission(max_connections=0)
     assert unlimited.admits(10**6)
+    assert not unlimited.refuses_new()
     feed(unlimited, unlimited_clock, 1.0)
     assert not unlimited.admits(0)
+    assert unlimited.refuses_new()
+    assert _refusals(unlimited_metrics)["overloaded"] == 2
 
 
 def test_overload_logs_one_event_when_it_starts_and_one_when_it_ends(

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class Replica:
             stderr=self._out,
         )
         self.addr = ""
+        self.metrics_port = 0
 
     def events(self) -> list[dict[str, object]]:
         out = []
@@ -58,8 +60,17 @@ class Replica:
                 for item in self.events():
                     if item.get("event") == "table_serving":
                         self.addr = str(item["addr"])
+                    if item.get("event") == "listening":
+                        self.metrics_port = int(str(item["metrics_port"]))
                 await asyncio.sleep(0.05)
         return self.addr
+
+    def metric(self, name: str) -> float:
+        """A metric of no labels, from its /metrics."""
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            text = reply.read().decode()
+        return next(float(line.split()[1]) for line in text.splitlines() if line.startswith(name))
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -77,6 +88,7 @@ async def replicas(
         "REDIS_URL": redis_url,
         "HOST": "127.0.0.1",
         "PORT": "0",
+        "METRICS_PORT": "0",
         "BOT_ADDR": bot_server.addr,
         "BOT_DELAY_MS": "0",
         "DECISION_MS": "20000",
@@ -153,6 +165,11 @@ async def test_a_killed_replicas_table_is_taken_over_and_finishes(
         await _finish_elsewhere(players, table_pb2_grpc.TableStub(b), created.table_id, moved)
     adopted = [e for e in second.events() if e.get("event") == "table_adopted"]
     assert [e["table"] for e in adopted] == [created.table_id]
+    assert second.metric("rackem_table_adoptions_total ") == 1
+    # Timed from the lease's expiry (as its owner last noted it) to the adoption: at most
+    # a few sweeps and resubscriptions after it, never the whole lease before it.
+    assert second.metric("rackem_table_takeover_seconds_count ") == 1
+    assert 0 <= second.metric("rackem_table_takeover_seconds_sum ") < 5
 
 
 async def test_a_replica_stopped_by_sigterm_hands_its_table_over(

@@ -230,13 +230,26 @@ async def test_the_lease_index_lists_only_expired_leases(store: TableStore) -> N
     await store.release(released.table_id, A)  # a released lease is listed expired at once
     assert await store.expired_count() == 2
     claimed = await store.claim_expired(10, 300)
-    assert sorted(claimed) == sorted([idle.table_id, released.table_id])
+    assert sorted(e.table_id for e in claimed) == sorted([idle.table_id, released.table_id])
+    assert all(0 <= e.overdue_ms < 1_000 for e in claimed)  # each expired just now
     assert await store.expired_count() == 0  # claimed: the other sweepers pass over them
     assert await store.claim_expired(10, 300) == []
     await asyncio.sleep(0.4)  # not adopted within the claim: they come round again
     assert len(await store.claim_expired(1, 300)) == 1
     assert len(await store.claim_expired(10, 300)) == 1
     assert held.table_id in await store.live_tables()
+
+
+async def test_the_lease_index_says_how_long_ago_a_lease_expired(store: TableStore) -> None:
+    held, lapsed = await _created(store), await _created(store)
+    await store.note_leases([(held.table_id, 0), (lapsed.table_id, LEASE + 200)], LEASE)
+    assert await store.lease_overdue_ms(held.table_id) == 0  # not expired
+    assert await store.lease_overdue_ms("no-such-table") is None
+    overdue = await store.lease_overdue_ms(lapsed.table_id)
+    assert overdue is not None and 150 <= overdue < 1_000
+    (claimed,) = await store.claim_expired(10, 60_000)
+    assert claimed.table_id == lapsed.table_id and overdue <= claimed.overdue_ms < 1_000
+    assert await store.lease_overdue_ms(lapsed.table_id) == 0  # claimed: ahead now
 
 
 async def test_a_finished_or_forgotten_table_is_not_noted_back_into_the_index(
@@ -310,7 +323,7 @@ async def test_redis_renews_and_notes_in_chunks_over_index_shards(
         assert sorted(await store.live_tables()) == sorted(made)
         await store.note_leases([(t, LEASE) for t in made], LEASE)
         assert await store.expired_count() == len(made)
-        assert sorted(await store.claim_expired(100, 60_000)) == sorted(made)
+        assert sorted(e.table_id for e in await store.claim_expired(100, 60_000)) == sorted(made)
         assert {store.index.key(t) for t in made} <= set(store.index.keys)
         # Ids spread over every shard (five random ids all land on one of three 1 in 81
         # times, so the spread is shown on many).
@@ -359,7 +372,7 @@ async def test_tables_of_the_old_live_set_are_moved_into_the_index_expired(
             await store.forget(table_id)  # as a replica of before would have listed them
         await client.sadd(f"{prefix}:tables:live", *old, listed.table_id)
         assert await store.index.import_live_set() == 4
-        assert sorted(await store.claim_expired(10, 60_000)) == sorted(old)
+        assert sorted(e.table_id for e in await store.claim_expired(10, 60_000)) == sorted(old)
         assert listed.table_id in await store.live_tables()
         assert not await client.exists(f"{prefix}:tables:live")
         assert await store.index.import_live_set() == 0

@@ -319,8 +319,13 @@ class LinkCall(_message.Message):
     LEAVE_FIELD_NUMBER: _builtins.int
     UNSUBSCRIBE_FIELD_NUMBER: _builtins.int
     WATCH_FIELD_NUMBER: _builtins.int
+    TRACEPARENT_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """unique on this stream; a subscription keeps its id until it ends"""
+    traceparent: _builtins.str
+    """W3C trace context (services/common/tracing.py) of a sampled move's span at the gateway,
+    for the replica's span to continue its trace; empty (and not sent) otherwise.
+    """
     @_builtins.property
     def submit(self) -> Global___SubmitMoveRequest:
         """answered by `moved` or `failed`"""
@@ -359,10 +364,11 @@ class LinkCall(_message.Message):
         leave: Global___SeatRequest | None = ...,
         unsubscribe: Global___Ack | None = ...,
         watch: Global___SummaryRequest | None = ...,
+        traceparent: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe", "watch", b"watch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "id", b"id", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "unsubscribe", b"unsubscribe", "watch", b"watch"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "continue_round", b"continue_round", "id", b"id", "leave", b"leave", "submit", b"submit", "subscribe", b"subscribe", "traceparent", b"traceparent", "unsubscribe", b"unsubscribe", "watch", b"watch"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["submit", "subscribe", "continue_round", "leave", "unsubscribe", "watch"]  # noqa: Y015
     _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
