@@ -1,6 +1,7 @@
 """Every image the project does not build itself is named by digest: the Dockerfile's base,
-compose's Redis and build base, and every container of every overlay. A tag moves under
-us (docs/dependencies.md, "Base images")."""
+compose's Redis, PostgreSQL, build base and monitoring images, and every container of every
+overlay and of the monitoring component. A tag moves under us (docs/dependencies.md,
+"Base images")."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-DIGEST = re.compile(r"^[a-z0-9./-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
+DIGEST = re.compile(r"^[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
 OWN = "rackem"  # the image the Dockerfile builds, named by each overlay
 
 
@@ -56,3 +57,10 @@ def test_every_overlay_pins_the_images_it_does_not_build(
             if not DIGEST.match(image):
                 unpinned.append(f"{manifest['kind']}/{manifest['metadata']['name']}: {image}")
     assert unpinned == []
+
+
+def test_the_monitoring_component_pins_the_containers_it_adds() -> None:
+    patch = yaml.safe_load((ROOT / "k8s/components/monitoring/redis-exporter.yaml").read_text())
+    images = [op["value"]["image"] for op in patch if "image" in op.get("value", {})]
+    assert images, "the component adds no container"
+    assert [image for image in images if not DIGEST.match(image)] == []
