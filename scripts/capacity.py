@@ -41,12 +41,13 @@ from capacity_model import (
     measured,
     per_pod,
     plan,
+    prod_fleet,
     sizing,
     sweep_cost,
     walls,
 )
 
-__all__ = ["DESIGN", "lease_index_setting", "measured", "plan", "render", "sizing"]
+__all__ = ["DESIGN", "lease_index_setting", "measured", "plan", "prod_fleet", "render", "sizing"]
 
 
 def _n(x: float) -> str:
@@ -57,7 +58,8 @@ def render(m: Measured) -> str:
     size = sizing(m)
     gw = size["gateway"]
     plans = [plan(n, m) for n in DESIGN["players"]]  # type: ignore[attr-defined]
-    prod: int = DESIGN["prod_table_replicas"]  # type: ignore[assignment]
+    fleet = prod_fleet(m)
+    prod = fleet["table_replicas"]
     lines = [
         "# Capacity",
         "",
@@ -69,8 +71,8 @@ def render(m: Measured) -> str:
         "`scripts/capacity.py` from the benchmarks' own JSON in `bench/results/`",
         "(`bench/load.py --stack processes`, `bench/fleet_costs.py`, `bench/takeover.py`,",
         "`bench/record_bytes.py`); `tests/deploy/test_capacity.py` fails when this page, the",
-        "requests in `k8s/base/` or the prod overlay's `LEASE_INDEX_SHARDS` no longer follow",
-        "from them.",
+        "requests in `k8s/base/` (gateway, table, bot and matchmaker), the prod overlay's pods",
+        "or its `LEASE_INDEX_SHARDS` no longer follow from them.",
         "",
         "## What was measured",
         "",
@@ -125,10 +127,17 @@ def render(m: Measured) -> str:
         f"  players' moves), memory request {gw['memory_request_mi']} Mi and limit",
         f"  {gw['memory_limit_mi']} Mi (they fill at most",
         f"  {DESIGN['gateway_memory_headroom']:.0%} of it); the autoscaler holds",
-        f"  {gw['hpa_connections']:,} connections a pod (CPU 70 % as the fallback).",
-        f"- **table**: CPU request {size['table']['cpu_request_m']}m: a replica is one event loop,",
-        f"  planned at {DESIGN['cpu_target']:.0%} of a core; its limit (2 cores) is above what",
-        "  one process uses, so the tail is never throttled.",
+        f"  {gw['hpa_connections']:,} connections a pod, or without the connections metric",
+        f"  {gw['hpa_cpu_utilization']}% of the CPU request (the CPU of as many players), so",
+        "  a lost pod's players find room on the others while pods are added.",
+        f"- **table**, **bot**, **matchmaker**: CPU request {size['table']['cpu_request_m']}m"
+        " each: a pod is one",
+        f"  event loop, planned at {DESIGN['cpu_target']:.0%} of a core; the bot's autoscaler"
+        f" holds each pod at {size['bot']['hpa_cpu_m']}m.",
+        "",
+        f"Every CPU limit is {DESIGN['cpu_limit_cores']} cores, above what one process uses,"
+        " so a busy pod's tail",
+        "is never throttled; the limits only stop a runaway.",
         "",
         "## For 100,000 and 1,000,000 players",
         "",
@@ -196,6 +205,27 @@ def render(m: Measured) -> str:
         f"{_n(plans[-1]['players'])} players "
         + f"{sweep_cost(plans[-1]['pods']['table'], lease_index_setting(m), m)[0]:,.0f}"
         + " commands a second over the whole cluster (counted above).",
+        "",
+        "## The prod overlay",
+        "",
+        f"`k8s/overlays/prod` runs the pods planned above for {_n(fleet['players'])} players:",
+        "",
+        "| service | pods |",
+        "|---|---|",
+        f"| gateway | 2 to {fleet['gateway_max_replicas']} (its autoscaler) |",
+        f"| table | {fleet['table_replicas']} |",
+        f"| bot | 2 to {fleet['bot_max_replicas']} (its autoscaler) |",
+        f"| matchmaker | {fleet['matchmaker_replicas']} |",
+        "",
+        f"At {_n(fleet['players'])} players every pod is at its target; past them the"
+        " autoscalers stay at",
+        "their ceilings and the pods run hotter, until at about "
+        f"{_n(fleet['players'] / DESIGN['cpu_target'])} players the table",  # type: ignore[operator]
+        "replicas' event loops are full and the gateways refuse new connections (their",
+        f"`MAX_CONNECTIONS`, {_n(fleet['gateway_max_replicas'] * gw['max_connections'])} in all)."
+        " For more players, raise `prod_players` in",
+        "`scripts/capacity_model.py`, run `scripts/capacity.py` and take the pods (and Redis)",
+        "it plans.",
         "",
         *memory_section(m, plans),
         "## Where the first wall is",

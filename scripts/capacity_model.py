@@ -33,7 +33,8 @@ DESIGN = {
     "matchmaker_ttl_s": 86_400,  # DONE_TTL_MS, TOKEN_TTL_MS: its record of a started table
     "finished_ttl_s": 86_400,  # FINISHED_TTL_MS: the longest a finished table waits in Redis
     "sweep_s": 0.25,  # SWEEP_MS: each replica's sweep, one call per lease index shard
-    "prod_table_replicas": 3,  # k8s/overlays/prod's table replicas (the fleet it starts with)
+    "cpu_limit_cores": 2,  # every rackem container's CPU limit: above what one process uses
+    "prod_players": 100_000,  # k8s/overlays/prod's fleet: the pods the plan gives for these
 }
 
 
@@ -163,16 +164,25 @@ def sizing(m: Measured | None = None) -> dict[str, Any]:
     gateway_cores = connections * m.moves_per_player_s * m.cpu_ms_per_move["gateway"] / 1000
     gateway_memory = m.gateway_base_mb + connections * m.kb_per_connection / 1024
     limit = _round_up(gateway_memory / DESIGN["gateway_memory_headroom"], 128)
+    # The table, bot and matchmaker: one event loop each, planned at the target; the bot's
+    # autoscaler holds each pod there.
+    one_loop = {"cpu_request_m": int(target * 1000), "cpu_limit": DESIGN["cpu_limit_cores"]}
     return {
         "gateway": {
             "max_connections": connections,
             "bound_by": "CPU" if by_cpu < by_memory else "memory",
             "cpu_request_m": int(_round_up(gateway_cores * 1000, 100)),
+            "cpu_limit": DESIGN["cpu_limit_cores"],
             "memory_request_mi": int(_round_up(gateway_memory, 64)),
             "memory_limit_mi": int(limit),
             "hpa_connections": int(connections * target),
+            # The CPU fallback's target, as a share of the request: the CPU of
+            # ``hpa_connections`` players, so both metrics ask for the same pods.
+            "hpa_cpu_utilization": round(100 * int(connections * target) / connections),
         },
-        "table": {"cpu_request_m": int(target * 1000)},
+        "table": dict(one_loop),
+        "bot": {**one_loop, "hpa_cpu_m": int(target * 1000)},
+        "matchmaker": dict(one_loop),
     }
 
 
@@ -183,7 +193,9 @@ def plan(players: int, m: Measured) -> dict[str, Any]:
     moves = players * m.moves_per_player_s
     tables = players / DESIGN["humans_per_table"]
     cores = {k: moves * ms / 1000 for k, ms in m.cpu_ms_per_move.items()}
-    gateway_pods = max(math.ceil(players / size["max_connections"]), 2)
+    # Gateways as the autoscaler keeps them: ``hpa_connections`` a pod, the rest of
+    # ``MAX_CONNECTIONS`` room for a lost pod's players while pods are added.
+    gateway_pods = max(math.ceil(players / size["hpa_connections"]), 2)
     pods = {
         "gateway": max(gateway_pods, math.ceil(cores["gateway"] / (size["cpu_request_m"] / 1000))),
         "table": max(math.ceil(cores["table"] / target), 2),
@@ -219,6 +231,21 @@ def plan(players: int, m: Measured) -> dict[str, Any]:
             pods["gateway"] * size["cpu_request_m"] / 1000
             + (pods["table"] + pods["bot"] + pods["matchmaker"]) * target
         ),
+    }
+
+
+def prod_fleet(m: Measured) -> dict[str, int]:
+    """What k8s/overlays/prod runs: the plan's pods for ``prod_players``. The tables and
+    matchmakers as fixed replicas, the gateways and bots as their autoscalers' ceilings
+    (the plan's pods are what they reach at those players)."""
+    players: int = DESIGN["prod_players"]  # type: ignore[assignment]
+    pods = plan(players, m)["pods"]
+    return {
+        "players": players,
+        "table_replicas": pods["table"],
+        "matchmaker_replicas": pods["matchmaker"],
+        "gateway_max_replicas": pods["gateway"],
+        "bot_max_replicas": pods["bot"],
     }
 
 

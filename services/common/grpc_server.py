@@ -14,6 +14,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from services.common.dial import host_port
 
 __all__ = [
+    "MAX_CONNECTION_AGE_MS",
+    "UNBOUNDED_GRACE_MS",
     "add_health",
     "bind",
     "new_server",
@@ -22,15 +24,36 @@ __all__ = [
 ]
 
 
+MAX_CONNECTION_AGE_MS = 30_000
+"""How long a client's connection lasts before the server asks it to go (HTTP/2 GOAWAY;
+gRPC adds ±10 % jitter). The client then dials again for its next call and its resolver
+asks the DNS again, so a channel to a headless Service (services/common/channels.py)
+reaches the pods added since within about this long."""
+UNBOUNDED_GRACE_MS = 2**31 - 1
+"""What the calls already open on an aged connection are given: all the time they take
+(gRPC's "infinite"). Only new calls move: a gateway's ``Table.Link`` stream and its
+waiting-room streams (``WatchLobby``), which live as long as a gateway or a waiting room,
+are never cut for the connection's age. ``server.stop(grace)`` still ends them at a
+shutdown."""
+
+
 def new_server(
     interceptors: Sequence[grpc.aio.ServerInterceptor[Any, Any]] = (),
+    max_connection_age_ms: int = MAX_CONNECTION_AGE_MS,
 ) -> grpc.aio.Server:
-    """An aio server that owns its port alone, with ``interceptors``. gRPC sets
-    SO_REUSEPORT by default: a second server on a port already in use would then start and
-    silently take a share of its connections (a replica on the wrong port, a test's server
-    on a port still held)."""
+    """An aio server that owns its port alone, with ``interceptors``, whose connections are
+    sent away after ``max_connection_age_ms`` (their open calls left to finish).
+
+    gRPC sets SO_REUSEPORT by default: a second server on a port already in use would then
+    start and silently take a share of its connections (a replica on the wrong port, a
+    test's server on a port still held)."""
     return grpc.aio.server(
-        options=[("grpc.so_reuseport", 0)], interceptors=list(interceptors) or None
+        options=[
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_connection_age_ms", max_connection_age_ms),
+            ("grpc.max_connection_age_grace_ms", UNBOUNDED_GRACE_MS),
+        ],
+        interceptors=list(interceptors) or None,
     )
 
 

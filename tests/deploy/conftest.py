@@ -7,6 +7,7 @@ Every test that takes ``overlay`` (or ``manifests``) runs once per overlay under
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -47,6 +48,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def manifests(overlay: str) -> tuple[Manifest, ...]:
     """Every object that ``overlay`` renders to."""
     return kustomize(K8S / "overlays" / overlay)
+
+
+def build(kustomization: str, where: Path) -> tuple[Manifest, ...]:
+    """Render ``kustomization`` (a kustomization.yaml's text, whose paths under k8s/ are
+    written ``K8S/...``) from the directory ``where``, as an operator's own overlay."""
+    up = os.path.relpath(K8S, where)
+    (where / "kustomization.yaml").write_text(kustomization.replace("K8S/", f"{up}/"))
+    return kustomize(where)
 
 
 @pytest.fixture

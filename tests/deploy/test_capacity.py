@@ -4,6 +4,7 @@ from scripts/capacity.py over the benchmarks' JSON in bench/results/."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from services.gateway.settings import GatewaySettings
 from services.matchmaker.settings import MatchmakerSettings
 from services.table.server import ALIVE
 from services.table.settings import TableSettings
+from tests.deploy.conftest import K8S, build, kustomize
 
 ROOT = Path(__file__).resolve().parents[2]
 Manifest = dict[str, Any]
@@ -45,6 +47,10 @@ def test_the_capacity_page_is_what_the_benchmarks_give() -> None:
     assert (ROOT / "docs" / "capacity.md").read_text() == capacity.render(capacity.measured())
 
 
+def kustomize_base() -> tuple[Manifest, ...]:
+    return kustomize(K8S / "base")
+
+
 def _mi(quantity: str) -> int:
     return (
         int(quantity.removesuffix("Mi"))
@@ -55,26 +61,79 @@ def _mi(quantity: str) -> int:
 
 def test_requests_and_the_connection_cap_follow_from_the_measurements(render: Render) -> None:
     size: dict[str, Any] = capacity.sizing()
+    assert set(size) == {"gateway", "table", "bot", "matchmaker"}  # every service is sized
     for overlay in ("dev", "prod"):
         manifests = render(overlay)
         deployments = by_kind(manifests, "Deployment")
         config = by_kind(manifests, "ConfigMap")["gateway"]["data"]
-        gateway = pod_spec(deployments["gateway"])["containers"][0]["resources"]
         assert int(config["MAX_CONNECTIONS"]) == size["gateway"]["max_connections"]
-        assert gateway["requests"]["cpu"] == f"{size['gateway']['cpu_request_m']}m"
+        for service, want in size.items():
+            resources = pod_spec(deployments[service])["containers"][0]["resources"]
+            assert resources["requests"]["cpu"] == f"{want['cpu_request_m']}m", service
+            # Limits well above the requests: a busy pod's tail is never throttled.
+            assert float(resources["limits"]["cpu"]) == want["cpu_limit"] >= 2, service
+        gateway = pod_spec(deployments["gateway"])["containers"][0]["resources"]
         assert _mi(gateway["requests"]["memory"]) == size["gateway"]["memory_request_mi"]
         assert _mi(gateway["limits"]["memory"]) == size["gateway"]["memory_limit_mi"]
-        table = pod_spec(deployments["table"])["containers"][0]["resources"]
-        assert table["requests"]["cpu"] == f"{size['table']['cpu_request_m']}m"
-        # Limits well above the requests: a busy replica's tail is never throttled.
-        for resources in (gateway, table):
-            assert float(resources["limits"]["cpu"]) >= 2
     assert GatewaySettings().max_connections >= size["gateway"]["max_connections"]
 
 
-def test_the_gateway_scales_on_its_connections_with_cpu_as_the_fallback(render: Render) -> None:
+def test_the_bot_and_matchmaker_requests_hold_what_they_used() -> None:
+    """Their memory is not modelled: the request holds at least the load run's RSS."""
+    results = json.loads((ROOT / "bench" / "results" / "load_processes.json").read_text())
+    run = results["stack"]["server_rss_mb_by_process"]
+    deployments = by_kind(kustomize_base(), "Deployment")
+    for service in ("bot", "matchmaker"):
+        requests = pod_spec(deployments[service])["containers"][0]["resources"]["requests"]
+        assert _mi(requests["memory"]) >= max(run[service])
+
+
+def test_prod_runs_the_pods_the_model_plans(render: Render) -> None:
+    """docs/capacity.md, "The prod overlay": the tables and matchmakers as replicas, the
+    gateways and bots as their autoscalers' ceilings, for ``prod_players``."""
+    fleet = capacity.prod_fleet(capacity.measured())
+    plan = capacity.plan(capacity.DESIGN["prod_players"], capacity.measured())["pods"]
+    manifests = render("prod")
+    deployments = by_kind(manifests, "Deployment")
+    autoscalers = by_kind(manifests, "HorizontalPodAutoscaler")
+    assert deployments["table"]["spec"]["replicas"] == fleet["table_replicas"] == plan["table"]
+    assert deployments["matchmaker"]["spec"]["replicas"] == plan["matchmaker"]
+    assert autoscalers["gateway"]["spec"]["maxReplicas"] == plan["gateway"]
+    assert autoscalers["bot"]["spec"]["maxReplicas"] == plan["bot"]
+    assert plan["table"] > 3 and plan["bot"] > 10  # what the review found: far below
+
+
+def test_the_autoscalers_hold_each_pod_where_the_model_plans_it(render: Render) -> None:
+    """The gateway at the CPU of ``hpa_connections`` players (70 % of a request that is
+    MAX_CONNECTIONS players' CPU), the bot at its planned share of a core; CPU alone, so
+    they scale down as well as up on any cluster."""
     size: dict[str, Any] = capacity.sizing()
-    hpa = by_kind(render("prod"), "HorizontalPodAutoscaler")["gateway"]
+    autoscalers = by_kind(render("prod"), "HorizontalPodAutoscaler")
+    (gateway,) = autoscalers["gateway"]["spec"]["metrics"]
+    assert gateway["resource"]["name"] == "cpu"
+    assert gateway["resource"]["target"] == {
+        "type": "Utilization",
+        "averageUtilization": size["gateway"]["hpa_cpu_utilization"],
+    }
+    connections_cpu = size["gateway"]["hpa_connections"] / size["gateway"]["max_connections"]
+    assert round(100 * connections_cpu) == size["gateway"]["hpa_cpu_utilization"]
+    (bot,) = autoscalers["bot"]["spec"]["metrics"]
+    assert bot["resource"]["target"] == {
+        "type": "AverageValue",
+        "averageValue": f"{size['bot']['hpa_cpu_m']}m",
+    }
+
+
+def test_the_connections_metric_is_the_model_s_per_pod_figure(tmp_path: Path) -> None:
+    size: dict[str, Any] = capacity.sizing()
+    component = ROOT / "k8s" / "components" / "hpa-connections"
+    manifests = build(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n  - K8S/base\n"
+        "components:\n  - K8S/components/hpa\n  - K8S/components/hpa-connections\n",
+        tmp_path,
+    )
+    hpa = by_kind(manifests, "HorizontalPodAutoscaler")["gateway"]
     metrics = {m["type"]: m for m in hpa["spec"]["metrics"]}
     pods = metrics["Pods"]["pods"]
     assert pods["metric"]["name"] == "rackem_gateway_connections"  # services/gateway/metrics.py
@@ -83,7 +142,7 @@ def test_the_gateway_scales_on_its_connections_with_cpu_as_the_fallback(render: 
         "averageValue": str(size["gateway"]["hpa_connections"]),
     }
     assert metrics["Resource"]["resource"]["name"] == "cpu"
-    adapter = (ROOT / "k8s" / "components" / "hpa" / "prometheus-adapter-values.yaml").read_text()
+    adapter = (component / "prometheus-adapter-values.yaml").read_text()
     assert "rackem_gateway_connections" in adapter
 
 
@@ -129,7 +188,7 @@ def test_the_prod_overlay_sets_the_lease_index_shards_the_model_gives(render: Re
     )
     # The sweep's cost at that setting is what the page states for the overlay's fleet.
     table = by_kind(render("prod"), "Deployment")["table"]
-    assert table["spec"]["replicas"] == capacity.DESIGN["prod_table_replicas"]
+    assert table["spec"]["replicas"] == capacity.prod_fleet(measured)["table_replicas"]
     # Without the setting a replica runs one shard (the dev overlay's size).
     assert "LEASE_INDEX_SHARDS" not in by_kind(render("dev"), "ConfigMap")["table"]["data"]
     assert TableSettings().lease_index_shards == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 import yaml
 
 from services.table.settings import TableSettings
+from tests.deploy.conftest import K8S, build, kustomize
 from tests.deploy.kubectl import kubectl
 
 Manifest = dict[str, Any]
@@ -23,6 +25,7 @@ KUBERNETES_VERSION = "1.30"  # the oldest release the manifests support (gRPC pr
 SERVICES = {"gateway", "matchmaker", "table", "bot"}
 GRPC_PORTS = {"matchmaker": 50051, "table": 50052, "bot": 50053}
 WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def by_kind(manifests: tuple[Manifest, ...], kind: str) -> dict[str, Manifest]:
@@ -194,7 +197,7 @@ def test_ingress_routes_to_the_gateway_and_keeps_websockets_open(
     assert named == {"http": int(config["PORT"]), "metrics": int(config["METRICS_PORT"])}
 
 
-def _redis_url_from_the_secret(manifests: tuple[Manifest, ...]) -> None:
+def redis_url_from_the_secret(manifests: tuple[Manifest, ...]) -> None:
     for name in ("table", "matchmaker"):
         assert "REDIS_URL" not in by_kind(manifests, "ConfigMap")[name]["data"]
         container = pod_spec(by_kind(manifests, "Deployment")[name])["containers"][0]
@@ -219,7 +222,7 @@ def test_dev_runs_a_durable_redis_behind_a_password_in_the_cluster(render: Rende
     password = env["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]
     assert password == {"name": "rackem-redis", "key": "password"}
     assert '--requirepass "$REDIS_PASSWORD"' in container["args"][0]
-    _redis_url_from_the_secret(manifests)
+    redis_url_from_the_secret(manifests)
 
 
 def test_prod_reads_redis_from_a_secret_and_runs_none(render: Render) -> None:
@@ -227,7 +230,7 @@ def test_prod_reads_redis_from_a_secret_and_runs_none(render: Render) -> None:
     assert "redis" not in by_kind(manifests, "StatefulSet")
     assert "redis" not in by_kind(manifests, "Service")
     assert "redis" not in by_kind(manifests, "ConfigMap")
-    _redis_url_from_the_secret(manifests)
+    redis_url_from_the_secret(manifests)
 
 
 def test_prod_autoscales_the_gateway_and_the_bot(render: Render) -> None:
@@ -263,46 +266,6 @@ def test_prod_ingress_serves_the_public_host_over_tls(render: Render) -> None:
     gateway = by_kind(render("prod"), "ConfigMap")["gateway"]["data"]
     assert gateway["ALLOWED_ORIGINS"] == f"https://{rule['host']}"
     assert gateway["ALLOWED_HOSTS"] == rule["host"]  # no other Host name is answered
-
-
-def _with_sentinel(tmp_path: Path) -> tuple[Manifest, ...]:
-    """The base with network policies and the redis-sentinel component, as an operator's
-    overlay would compose them."""
-    k8s = Path(__file__).resolve().parents[2] / "k8s"
-    up = os.path.relpath(k8s, tmp_path)
-    (tmp_path / "kustomization.yaml").write_text(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        "namespace: rackem-ha\n"
-        f"resources:\n  - {up}/base\n"
-        f"components:\n  - {up}/components/network-policies\n"
-        f"  - {up}/components/redis-sentinel\n"
-    )
-    done = subprocess.run(
-        [kubectl(), "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
-
-
-def test_the_sentinel_component_runs_a_primary_a_replica_and_three_sentinels(
-    tmp_path: Path,
-) -> None:
-    manifests = _with_sentinel(tmp_path)
-    for manifest in manifests:
-        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
-    assert policy_problems(manifests) == []
-    sets = by_kind(manifests, "StatefulSet")
-    assert sets["redis"]["spec"]["replicas"] == 2
-    assert sets["redis-sentinel"]["spec"]["replicas"] == 3
-    assert pod_spec(sets["redis"])["containers"][0]["args"] == ["/scripts/redis.sh"]
-    scripts = by_kind(manifests, "ConfigMap")["redis-sentinel"]["data"]
-    assert "sentinel monitor rackem $primary 6379 2" in scripts["sentinel.sh"]
-    assert "--replicaof" in scripts["redis.sh"] and "--masterauth" in scripts["redis.sh"]
-    # A move counts once the replica has it; the URL (with the Sentinels) is the Secret's.
-    assert by_kind(manifests, "ConfigMap")["table"]["data"]["REDIS_WAIT_REPLICAS"] == "1"
-    _redis_url_from_the_secret(manifests)
-    policies = by_kind(manifests, "NetworkPolicy")
-    assert {"redis-sentinel", "redis-replication", "redis-sentinel-clients"} <= set(policies)
 
 
 def test_the_archive_is_migrated_by_its_job_and_read_by_the_tables(
@@ -357,3 +320,117 @@ def test_prod_runs_no_postgresql_of_its_own(render: Render) -> None:
     assert "postgres" not in by_kind(manifests, "StatefulSet")
     assert "postgres" not in by_kind(manifests, "Service")
     assert "migrate" in by_kind(manifests, "Job")
+
+
+# What each client dials, and the Service it names: (ConfigMap, key) -> Service.
+DIALED = {
+    ("gateway", "MATCHMAKER_ADDR"): "matchmaker",
+    ("gateway", "TABLE_ADDR"): "table",
+    ("matchmaker", "TABLE_ADDR"): "table",
+    ("table", "BOT_ADDR"): "bot",
+}
+
+
+def test_grpc_clients_dial_headless_services_by_dns(manifests: tuple[Manifest, ...]) -> None:
+    """A ClusterIP Service gives a gRPC channel one connection, to one pod, for its life:
+    the clients dial ``dns:///name:port`` of a headless Service instead, whose name
+    resolves to every ready pod, and balance over them (services/common/channels.py;
+    tests/services/common/test_balancing.py shows it on real servers)."""
+    config = by_kind(manifests, "ConfigMap")
+    services = by_kind(manifests, "Service")
+    for (client, key), name in DIALED.items():
+        addr = config[client]["data"][key]
+        assert addr.startswith("dns:///"), f"{client} {key}={addr}"
+        host, port = addr.removeprefix("dns:///").rsplit(":", 1)
+        assert host == name  # the namespace's own Service, by the pod's search path
+        service = services[name]["spec"]
+        assert service["clusterIP"] == "None", f"{name} is not headless"
+        assert int(port) in {p["port"] for p in service["ports"]}
+        assert not service.get("publishNotReadyAddresses")  # ready pods only
+    # The gateway's Service stays a ClusterIP one: the Ingress routes to it.
+    assert services["gateway"]["spec"].get("clusterIP") != "None"
+
+
+def test_every_rackem_container_serves_metrics_on_its_port_named_metrics(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    """Port 9100 named ``metrics`` (what a PodMonitor selects) and METRICS_PORT=9100."""
+    config = by_kind(manifests, "ConfigMap")
+    for name, deployment in by_kind(manifests, "Deployment").items():
+        if name not in SERVICES:
+            continue
+        (container,) = pod_spec(deployment)["containers"]
+        named = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert named["metrics"] == 9100, name
+        assert config[name]["data"]["METRICS_PORT"] == "9100", name
+        annotations = deployment["spec"]["template"]["metadata"].get("annotations", {})
+        assert annotations.get("prometheus.io/port") == "9100", name
+
+
+def test_the_ingress_controller_keeps_the_client_s_address() -> None:
+    """GAMES_PER_IP counts X-Forwarded-For, which the controller sets from its peer: the
+    client only if its Service keeps the source (externalTrafficPolicy: Local)."""
+    values = yaml.safe_load((ROOT / "k8s" / "base" / "ingress-nginx-values.yaml").read_text())
+    assert values["controller"]["service"]["externalTrafficPolicy"] == "Local"
+    deploy = (ROOT / "docs" / "deploy.md").read_text()
+    assert "externalTrafficPolicy: Local" in deploy and "ingress-nginx-values.yaml" in deploy
+
+
+def _documented_overlay(title: str) -> str:
+    """The kustomization.yaml docs/deploy.md shows under the comment ``# title``."""
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    (block,) = [b for b in blocks if b.startswith(f"# {title}\n")]
+    return block.replace("../../", "K8S/").replace("../prod/", "K8S/overlays/prod/")
+
+
+def test_prod_autoscales_on_cpu_alone(render: Render) -> None:
+    manifests = render("prod")
+    for autoscaler in by_kind(manifests, "HorizontalPodAutoscaler").values():
+        # CPU only: every cluster has it, so a missing metric never stops a scale-down.
+        assert [m["type"] for m in autoscaler["spec"]["metrics"]] == ["Resource"]
+
+
+def test_prod_with_the_connections_metric_builds_as_documented(tmp_path: Path) -> None:
+    manifests = build(_documented_overlay("k8s/overlays/prod-connections"), tmp_path)
+    hpa = by_kind(manifests, "HorizontalPodAutoscaler")["gateway"]
+    assert [m["type"] for m in hpa["spec"]["metrics"]] == ["Pods", "Resource"]
+    for manifest in manifests:
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+
+
+def test_prod_with_redis_behind_sentinel_builds_as_documented(tmp_path: Path) -> None:
+    """The Redis choices are alternatives: prod's fleet with the redis-sentinel component
+    in place of external-redis builds (docs/deploy.md shows it), and runs its Redis."""
+    manifests = build(_documented_overlay("k8s/overlays/prod-sentinel"), tmp_path)
+    for manifest in manifests:
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+    assert policy_problems(manifests) == []
+    sets = by_kind(manifests, "StatefulSet")
+    assert (
+        sets["redis"]["spec"]["replicas"] == 3 and sets["redis-sentinel"]["spec"]["replicas"] == 3
+    )
+    prod = kustomize(K8S / "overlays" / "prod")
+    # Everything else is prod's: the image, the host, the fleet, the policies.
+    same = ("Deployment", "HorizontalPodAutoscaler", "Ingress", "PodDisruptionBudget")
+    for kind in same:
+        assert by_kind(prod, kind).keys() <= by_kind(manifests, kind).keys()
+    for name, deployment in by_kind(prod, "Deployment").items():
+        assert by_kind(manifests, "Deployment")[name]["spec"] == deployment["spec"]
+    redis_url_from_the_secret(manifests)
+
+
+def test_external_redis_and_redis_sentinel_do_not_go_together(tmp_path: Path) -> None:
+    """Why the docs call them alternatives: together they do not build."""
+    (tmp_path / "kustomization.yaml").write_text(
+        _documented_overlay("k8s/overlays/prod-sentinel")
+        .replace(
+            "K8S/components/redis-sentinel",
+            "K8S/components/external-redis\n  - K8S/components/redis-sentinel",
+        )
+        .replace("K8S/", os.path.relpath(K8S, tmp_path) + "/")
+    )
+    done = subprocess.run(
+        [kubectl(), "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0

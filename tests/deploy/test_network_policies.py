@@ -18,7 +18,11 @@ from typing import Any
 Manifest = dict[str, Any]
 Labels = Mapping[str, str]
 OUTSIDE = "outside"
-OUTSIDE_PORTS = (80, 443, 5432, 6379, 8000)  # destinations outside that anything might try
+# Destinations outside that anything might try: the web, PostgreSQL, the ports of managed
+# Redis services (6379; 6380: Azure Cache for Redis over TLS; 10000: Azure Managed Redis,
+# Redis Cloud and Enterprise), another cluster's services.
+OUTSIDE_PORTS = (80, 443, 5432, 6379, 6380, 8000, 10000)
+REDIS_PORTS = (6379, 6380, 10000)
 WORKLOADS = ("Deployment", "StatefulSet", "Job")
 INGRESS = "namespace ingress-nginx"  # the ingress controller's pods
 MONITORING = "namespace monitoring"  # Prometheus, prometheus-adapter
@@ -28,17 +32,19 @@ DESIGNED = {
     # Only the ingress controller reaches the public port (so its X-Forwarded-For is the
     # one believed), and only monitoring the metrics port.
     (INGRESS, "gateway", 8000),
+    # Every rackem pod's /metrics, on its port named `metrics`.
     (MONITORING, "gateway", 9100),
-    (MONITORING, "table", 9101),  # the replicas' /metrics: the archive's backlog and health
+    (MONITORING, "table", 9100),
+    (MONITORING, "matchmaker", 9100),
+    (MONITORING, "bot", 9100),
     ("gateway", "matchmaker", 50051),
     ("gateway", "table", 50052),
     ("matchmaker", "table", 50052),
     ("table", "bot", 50053),
     ("table", "redis", 6379),
     ("matchmaker", "redis", 6379),
-    # Redis may be a managed service outside the cluster (external-redis).
-    ("table", OUTSIDE, 6379),
-    ("matchmaker", OUTSIDE, 6379),
+    # Redis may be a managed service outside the cluster (external-redis), on its ports.
+    *((client, OUTSIDE, port) for client in ("table", "matchmaker") for port in REDIS_PORTS),
     # The archive: the tables read and write it, the migrate Job migrates it; PostgreSQL in
     # the cluster (dev) or a managed one outside it (prod).
     ("table", "postgres", 5432),
@@ -46,12 +52,36 @@ DESIGNED = {
     ("table", OUTSIDE, 5432),
     ("migrate", OUTSIDE, 5432),
 }
+SENTINEL = {
+    # components/redis-sentinel adds: the clients ask the Sentinels for the primary; the
+    # Sentinels watch Redis and one another; the Redis pods replicate from one another and
+    # ask the Sentinels (and one another's role) at their start.
+    ("table", "redis-sentinel", 26379),
+    ("matchmaker", "redis-sentinel", 26379),
+    ("redis", "redis-sentinel", 26379),
+    ("redis-sentinel", "redis-sentinel", 26379),
+    ("redis-sentinel", "redis", 6379),
+    ("redis", "redis", 6379),
+}
 
 
 def selects(selector: Mapping[str, Any], labels: Labels) -> bool:
-    assert set(selector) <= {"matchLabels"}, f"evaluator knows matchLabels only: {selector}"
+    assert set(selector) <= {"matchLabels", "matchExpressions"}, f"unknown: {selector}"
     wanted: Mapping[str, str] = selector.get("matchLabels", {})
-    return all(labels.get(key) == value for key, value in wanted.items())
+    if not all(labels.get(key) == value for key, value in wanted.items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator = expression["key"], expression["operator"]
+        values = expression.get("values", [])
+        held = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }
+        if not held[operator]:
+            return False
+    return True
 
 
 def peer_matches(peer: Mapping[str, Any], labels: Labels | None, namespace: str = "") -> bool:
@@ -189,3 +219,50 @@ def test_only_the_ingress_controller_may_reach_the_public_port(
     )
     assert config["data"]["FORWARDED_ALLOW_IPS"] == "*"
     assert config["data"]["METRICS_PORT"] == "9100"
+
+
+def test_every_pod_may_ask_any_resolver_on_dns_s_ports(manifests: tuple[Manifest, ...]) -> None:
+    """Names resolve whatever serves DNS to the pods: kube-dns or CoreDNS by any label,
+    NodeLocal DNSCache (a link-local address on the node), OpenShift's DNS pods (5353
+    behind the Service's 53): no selector on the destination, only the ports."""
+    (dns,) = [
+        m
+        for m in manifests
+        if m["kind"] == "NetworkPolicy" and m["metadata"]["name"] == "allow-dns"
+    ]
+    assert dns["spec"]["podSelector"] == {}
+    (rule,) = dns["spec"]["egress"]
+    assert "to" not in rule  # any address, any namespace, any labels
+    ports = {(p["protocol"], p["port"]) for p in rule["ports"]}
+    assert ports == {(protocol, port) for protocol in ("UDP", "TCP") for port in (53, 5353)}
+    policies = [m for m in manifests if m["kind"] == "NetworkPolicy"]
+    assert "k8s-app" not in str(policies)
+
+
+def test_the_redis_ports_are_one_rule_to_patch(manifests: tuple[Manifest, ...]) -> None:
+    """The managed Redis's port is the provider's: the ports are in one policy's one rule
+    (docs/deploy.md says how to patch it), for the table replicas and the matchmakers."""
+    (clients,) = [
+        m
+        for m in manifests
+        if m["kind"] == "NetworkPolicy" and m["metadata"]["name"] == "redis-clients"
+    ]
+    (rule,) = clients["spec"]["egress"]
+    assert sorted(p["port"] for p in rule["ports"]) == sorted(REDIS_PORTS)
+    for name in ("table", "matchmaker"):
+        assert selects(clients["spec"]["podSelector"], {"app.kubernetes.io/name": name})
+    assert not selects(clients["spec"]["podSelector"], {"app.kubernetes.io/name": "gateway"})
+
+
+def test_a_monitoring_namespace_reaches_every_metrics_port(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    """Prometheus in the namespace `monitoring` scrapes every rackem pod's port named
+    `metrics`, and reaches nothing else of theirs."""
+    paths = reachable(manifests)
+    for workload in (m for m in manifests if m["kind"] == "Deployment"):
+        (container,) = workload["spec"]["template"]["spec"]["containers"]
+        named = {p["name"]: p["containerPort"] for p in container["ports"]}
+        name = workload["metadata"]["name"]
+        assert named["metrics"] == 9100
+        assert {to for source, dest, to in paths if (source, dest) == (MONITORING, name)} == {9100}
