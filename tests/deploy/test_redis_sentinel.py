@@ -7,6 +7,7 @@ and the Redis or Sentinel they start."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import time
@@ -122,8 +123,10 @@ def test_its_network_paths_are_the_designed_ones(manifests: tuple[Manifest, ...]
 # loopback on Linux), all Redis pods on one free port and all Sentinels on another,
 # which the scripts learn from REDIS_PODS and SENTINEL_PODS (unset in Kubernetes: its
 # names, 6379 and 26379). What a pod mounts (/scripts, /data, /etc/redis/redis.conf) is
-# a directory of the test's; the redis-server the script execs is Debian's, told the
-# pod's address (Kubernetes' pods bind all theirs) and a log file.
+# a directory of the test's. The redis-server the script execs is Debian's, told the
+# pod's address (a pod binds all of its own) and a log file, and it starts: a test asks
+# it what it became (INFO replication; a Sentinel's primary, id and epoch), and reads the
+# configuration file the script handed it (a copy kept as handed.conf).
 
 PASSWORD = "secret-of-today"
 
@@ -180,10 +183,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         if process.poll() is not None:
             return
         process.terminate()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(0.1)
-        except subprocess.TimeoutExpired:
-            pass
     process.kill()
     process.wait(10)
 
@@ -248,7 +249,7 @@ class Pods:
         )
         (bin / "redis-server").chmod(0o755)
 
-    def redis(self, n: int, replica_of: int | None = None) -> Pod:
+    def server(self, n: int, replica_of: int | None = None) -> Pod:
         """Redis pod ``n``, a primary or the replica of Redis pod ``replica_of``."""
         host = redis_host(n)
         args = ["--bind", host, "--replica-announce-ip", host, "--repl-diskless-sync-delay", "0"]
@@ -380,8 +381,8 @@ def test_in_kubernetes_the_scripts_ask_the_pods_by_name(manifests: tuple[Manifes
 
 def _a_sentinel_knows(pods: Pods) -> int:
     """A Sentinel that knows: its word, over a Redis pod that is a primary of its own."""
-    pods.redis(0)
-    pods.redis(1)
+    pods.server(0)
+    pods.server(1)
     pods.sentinel(1, monitors=1)
     return 1
 
@@ -389,15 +390,15 @@ def _a_sentinel_knows(pods: Pods) -> int:
 def _the_demoted_one_restarted_alone(pods: Pods) -> int:
     """No Sentinel answers: the Redis pod that is a primary with a replica, over a lone
     one (the demoted redis-0 restarted on its own after the failover)."""
-    pods.redis(1)
-    pods.redis(2, replica_of=1)
-    pods.redis(0)
+    pods.server(1)
+    pods.server(2, replica_of=1)
+    pods.server(0)
     return 1
 
 
 def _a_lone_primary(pods: Pods) -> int:
     """A lone primary is still one."""
-    pods.redis(2)
+    pods.server(2)
     return 2
 
 
@@ -425,8 +426,8 @@ def test_a_restarted_sentinel_keeps_what_it_knew(pods: Pods) -> None:
     """Its sentinel.conf, as Sentinel rewrote it (here after a failover: the primary, the
     epoch, its id), is kept; only the password is the Secret's of today. Nobody is asked:
     the Redis pods are down, and asking would have made it redis-0."""
-    pods.redis(0)
-    pods.redis(1, replica_of=0)
+    pods.server(0)
+    pods.server(1, replica_of=0)
     with pods.start("sentinel.sh", "redis-sentinel-2", password=PASSWORD) as sentinel:
         myid = sentinel.execute_command("SENTINEL", "MYID")
 
@@ -463,15 +464,15 @@ def test_a_restarted_sentinel_keeps_what_it_knew(pods: Pods) -> None:
 
 def _the_demoted_one_finds_the_new_primary(pods: Pods) -> int | None:
     """The demoted old primary, its Sentinels away: it finds the primary of the day."""
-    pods.redis(1)
-    pods.redis(2, replica_of=1)
+    pods.server(1)
+    pods.server(2, replica_of=1)
     return 1
 
 
 def _a_sentinel_names_it(pods: Pods) -> int | None:
     """A Sentinel's word, over a Redis pod that is a primary of its own."""
-    pods.redis(0)
-    pods.redis(1)
+    pods.server(0)
+    pods.server(1)
     pods.sentinel(2, monitors=1)
     return 1
 
@@ -481,13 +482,17 @@ def _a_new_installation(pods: Pods) -> int | None:
     return None
 
 
+def _a_new_installation_s_redis_0_not_up_yet(pods: Pods) -> int | None:
+    return 0
+
+
 @pytest.mark.parametrize(
     ("pod", "arrange"),
     [
         ("redis-0", _the_demoted_one_finds_the_new_primary),
         ("redis-2", _a_sentinel_names_it),
         ("redis-0", _a_new_installation),
-        ("redis-1", lambda pods: 0),  # a new installation: redis-0, not up yet
+        ("redis-1", _a_new_installation_s_redis_0_not_up_yet),
     ],
 )
 def test_a_redis_pod_starts_as_the_replica_of_the_primary_it_finds(
