@@ -117,7 +117,7 @@ def test_the_prometheus_rule_carries_the_same_groups() -> None:
 
 def test_the_prometheus_rule_is_generated_from_the_rules_file() -> None:
     result = subprocess.run(
-        [str(ROOT / "scripts" / "prometheus-rule"), "--check"],
+        [str(ROOT / "scripts" / "prometheus-rule.py"), "--check"],
         cwd=ROOT,
         capture_output=True,
         text=True,

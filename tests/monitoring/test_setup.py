@@ -159,7 +159,7 @@ def test_the_component_carries_the_rules_and_every_dashboard_for_the_sidecar(
     tmp_path: Path,
 ) -> None:
     manifests = _render(tmp_path, "monitoring")
-    # (scripts/prometheus-rule makes it from monitoring/prometheus/rules: its own tests)
+    # (scripts/prometheus-rule.py makes it from monitoring/prometheus/rules: its own tests)
     assert set(_named(manifests, "PrometheusRule")) == {"rackem"}
     dashboards = {}
     for config_map in _named(manifests, "ConfigMap").values():
