@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram, generate_latest
 
+from services.common.errors import CODES
 from services.common.metrics import ServiceMetrics
 
-__all__ = ["JOIN_KINDS", "REFUSALS", "LinkCounts", "Metrics"]
+__all__ = ["DROP_REASONS", "JOIN_KINDS", "REFUSALS", "LinkCounts", "Metrics"]
+
+DROP_REASONS = ("busy", "slow", "no_hello", "bad_utf8", "abuse")
+"""Why the gateway closes a connection (app.py, connection.py, session.py)."""
 
 JOIN_KINDS = ("quick", "join", "create", "rematch")
 """The messages that ask for a seat: ``quick_match``, ``join`` (by code), ``create_table``,
@@ -88,6 +92,12 @@ class Metrics(ServiceMetrics):
             ["reason"],
             registry=self.registry,
         )
+        # Shown at 0 from the start, so that a rate over them has a series before the
+        # first error or drop (the other codes a gateway sends appear when first sent).
+        for code in CODES:
+            self.errors.labels(code)
+        for reason in DROP_REASONS:
+            self.dropped.labels(reason)
         self.loop_lag = Gauge(
             "rackem_gateway_loop_lag_seconds",
             "Event-loop lag, smoothed (how late a 100 ms sleep wakes)",
