@@ -12,6 +12,7 @@ from collections.abc import Sequence
 COMMANDS = (
     "rackem.verify",
     "rackem.replay",
+    "rackem.review",
     "rackem.up",
     "rackem.serve",
     "rackem.play",

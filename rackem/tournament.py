@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rackcore import Match, RackError, Rules, observe
-from rackcore.bots import LEVELS, choose
+from rackcore.bots import LEVELS, RETIRED, choose
 
 __all__ = [
     "MatchRecord",
@@ -41,7 +41,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--bots",
         default="hard,medium",
-        help="comma list of levels, dealt to seats round-robin and rotated each match",
+        help="comma list of levels (or retired ones, e.g. hard-2025), dealt to seats "
+        "round-robin and rotated each match",
     )
     p.add_argument("--matches", type=int, default=100)
     p.add_argument("--seed", default="0", help="any text; every match seed derives from it")
@@ -219,9 +220,9 @@ def _progress(done: int, total: int) -> None:
 
 def _parse(args: argparse.Namespace) -> tuple[Rules, list[str]]:
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
-    unknown = [b for b in bots if b not in LEVELS]
+    unknown = [b for b in bots if b not in LEVELS + RETIRED]
     if not bots or unknown:
-        raise ValueError(f"--bots takes levels from {', '.join(LEVELS)}")
+        raise ValueError(f"--bots takes levels from {', '.join(LEVELS + RETIRED)}")
     if args.matches < 1 or args.jobs < 1:
         raise ValueError("--matches and --jobs must be at least 1")
     options = json.loads(args.rules) if args.rules else {}
@@ -257,7 +258,7 @@ def _table(summary: dict[str, Any]) -> str:
     lines = [
         f"{summary['matches']} matches, {summary['players']} players, "
         f"rules {json.dumps(summary['rules'])}, seed {summary['seed']!r}",
-        f"{'bot':<8}{'wins':>6}{'win rate [95%]':>24}{'fair':>7}{'turns out':>10}"
+        f"{'bot':<10}{'wins':>6}{'win rate [95%]':>24}{'fair':>7}{'turns out':>10}"
         f"{'no winner':>10}{'ms p50/p99':>14}{'cpu ms p50/p99':>16}",
     ]
     for b in summary["bots"]:
@@ -267,7 +268,7 @@ def _table(summary: dict[str, Any]) -> str:
         wall = f"{b['decision_ms_p50']:.2f}/{b['decision_ms_p99']:.2f}"
         cpu = f"{b['decision_cpu_ms_p50']:.2f}/{b['decision_cpu_ms_p99']:.2f}"
         lines.append(
-            f"{b['bot']:<8}{b['wins']:>6}{rate:>24}{b['fair_share']:>7.1%}{turns:>10}"
+            f"{b['bot']:<10}{b['wins']:>6}{rate:>24}{b['fair_share']:>7.1%}{turns:>10}"
             f"{b['no_winner_rate']:>10.1%}{wall:>14}{cpu:>16}"
         )
     lines.append(f"rounds {summary['rounds']}, with no winner {summary['no_winner_rate']:.1%}")

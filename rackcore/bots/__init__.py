@@ -12,12 +12,28 @@ import random
 from typing import Protocol
 
 from rackcore import Move, View
-from rackcore.bots._hard import Hard, HardParams
+from rackcore.bots._assess import Assessment, assess
+from rackcore.bots._hard import HARD_2025, Hard, HardParams
 from rackcore.bots._medium import Easy, Medium
 
-__all__ = ["LEVELS", "Bot", "Easy", "Hard", "HardParams", "Medium", "bot_for", "choose"]
+__all__ = [
+    "LEVELS",
+    "RETIRED",
+    "Assessment",
+    "Bot",
+    "Easy",
+    "Hard",
+    "HardParams",
+    "Medium",
+    "assess",
+    "bot_for",
+    "choose",
+]
 
 LEVELS = ("easy", "medium", "hard")
+# Earlier versions of a level, kept only to measure the new one against them
+# (``rackem tournament --bots hard,hard-2025``). Never offered to players.
+RETIRED = ("hard-2025",)
 
 
 class Bot(Protocol):
@@ -28,11 +44,16 @@ class Bot(Protocol):
     def choose(self, view: View, rng: random.Random) -> Move: ...
 
 
-_BOTS: dict[str, Bot] = {"easy": Easy(), "medium": Medium(), "hard": Hard()}
+_BOTS: dict[str, Bot] = {
+    "easy": Easy(),
+    "medium": Medium(),
+    "hard": Hard(),
+    "hard-2025": Hard(HARD_2025, level="hard-2025"),
+}
 
 
 def bot_for(level: str) -> Bot:
-    """The bot of ``level`` (one of ``LEVELS``)."""
+    """The bot of ``level`` (one of ``LEVELS``, or of ``RETIRED`` for measurements)."""
     try:
         return _BOTS[level]
     except KeyError:

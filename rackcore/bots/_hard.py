@@ -9,9 +9,11 @@
   average over the cards it may give of each card's best resolution — or exactly
   the known card when the stock's order is public. The better one is drawn.
 - **Resolve.** Every slot and the throw is valued by the rack it leaves
-  (``_value``), less the turns the discarded card would save the next seat
-  (``_threat.Denial``) — unless it goes out. The repair token is spent on the swap
-  that wins the most, if it wins enough.
+  (``_value``, with a missing run card's wait scaled by ``run_wait``), less the
+  turns the discarded card would save the next seat (``_threat.Denial``) — unless it
+  goes out. The ``lookahead`` best are then re-ranked by the expected utility after
+  the next stock draw. The repair token is spent on the swap that wins the most, if
+  it wins enough.
 - **Going out.** Always, except with ``bonus`` when a longer run is likely enough
   before an opponent goes out, and never when going out now wins the match.
 """
@@ -30,7 +32,7 @@ from rackcore.bots._pool import Pool
 from rackcore.bots._threat import Denial, hazard
 from rackcore.bots._value import Planner
 
-__all__ = ["Hard", "HardParams"]
+__all__ = ["HARD_2025", "Hard", "HardParams"]
 
 SLOTS = 10
 _NEG = float("-inf")
@@ -46,6 +48,12 @@ class HardParams:
     denial: float = 0.075  # own turns given up per turn saved for the next seat
     take_margin: float = 0.0  # the discard must beat the stock by this many turns
     repair_gain: float = 0.75  # turns a swap must win to spend the repair token
+    run_wait: float = 0.7  # scales the wait for a missing run card (``Planner.run_wait``)
+    lookahead: int = 3  # best resolutions re-ranked by the value after the next draw
+
+
+# Hard as it played until issue 31 (``rackem tournament --bots hard,hard-2025``).
+HARD_2025 = HardParams(run_wait=1.0, lookahead=0)
 
 
 def hard_pool(board: Board, params: HardParams) -> Pool:
@@ -70,19 +78,22 @@ def hard_pool(board: Board, params: HardParams) -> Pool:
 class Hard:
     """The hard level (see the module docstring)."""
 
-    level = "hard"
-
-    def __init__(self, params: HardParams | None = None) -> None:
+    def __init__(self, params: HardParams | None = None, level: str = "hard") -> None:
         self.params = params or HardParams()
+        self.level = level
 
     def choose(self, view: View, rng: random.Random) -> Move:
         board = Board.of(view)
         pool = hard_pool(board, self.params)
-        planner = Planner(board.rack, pool, board.run)
+        planner = self.planner(board.rack, pool, board.run)
         denial = Denial(board, pool, self.params.denial)
         if view.phase == "draw":
             return self._draw(board, planner, denial)
         return self._resolve(board, pool, planner, denial)
+
+    def planner(self, rack: Sequence[int], pool: Pool, run: int) -> Planner:
+        """The rack value with hard's dials."""
+        return Planner(rack, pool, run, self.params.run_wait)
 
     # -- drawing ---------------------------------------------------------------
 
@@ -123,11 +134,14 @@ class Hard:
         if board.held is None:
             raise ValueError("the view shows no held card to resolve")
         can_throw = board.held_from == "stock"
-        util, best = self._best(options(planner, board.held, can_throw), denial)
+        opts = options(planner, board.held, can_throw)
+        util, best = self._best(opts, denial)
+        if self.params.lookahead and not best.wins:
+            best = self._look_ahead(board, pool, opts, denial)
         if board.can_repair and not best.wins:
             swap, swap_util = -1, util + self.params.repair_gain
             for i in range(SLOTS - 1):
-                other = Planner(swapped(board.rack, i), pool, board.run)
+                other = self.planner(swapped(board.rack, i), pool, board.run)
                 u = self._best(options(other, board.held, can_throw), denial)[0]
                 if u > swap_util:
                     swap, swap_util = i, u
@@ -158,6 +172,28 @@ class Hard:
                 best_util, best = util, o
         return best_util, best
 
+    def _look_ahead(
+        self, board: Board, pool: Pool, opts: Sequence[Option], denial: Denial
+    ) -> Option:
+        """Re-rank the best few options by the expected utility after the next stock draw."""
+        cards = board.stock_draws()
+        if not cards:
+            return self._best(opts, denial)[1]
+        ranked = sorted(opts, key=lambda o: o.turns + denial.penalty(o.out))
+        best_util, best = _NEG, ranked[0]
+        for o in ranked[: self.params.lookahead]:
+            rack = board.rack if o.slot is None else _placed(board.rack, o.slot, o.card)
+            after = self.planner(rack, pool, board.run)
+            opens = [after.open_cost(s) for s in range(SLOTS)]
+            total = 0.0
+            for card in cards:
+                u = self._draw_util(after, card, opens, denial)
+                total += 0.0 if u > 0 else u
+            util = total / len(cards) - denial.penalty(o.out)
+            if util > best_util:
+                best_util, best = util, o
+        return best
+
     # -- going out -------------------------------------------------------------
 
     def _stay_in(self, board: Board, pool: Pool, option: Option) -> bool:
@@ -178,6 +214,11 @@ class Hard:
         chance = sum(pool.weight[c] for c in _extensions(rack, option.run)) / pool.total
         risk = hazard(board) * (100 + bonus_for_run(option.run))
         return chance * step > risk
+
+
+def _placed(rack: tuple[int, ...], slot: int, card: int) -> tuple[int, ...]:
+    """The rack with ``card`` in ``slot``."""
+    return (*rack[:slot], card, *rack[slot + 1 :])
 
 
 def _bonus_step(run: int) -> int:

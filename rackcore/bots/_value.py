@@ -52,13 +52,17 @@ class Planner:
         "pool",
         "rack",
         "run",
+        "run_wait",
         "vals",
     )
 
-    def __init__(self, rack: Sequence[int], pool: Pool, run: int = 0) -> None:
+    def __init__(
+        self, rack: Sequence[int], pool: Pool, run: int = 0, run_wait: float = 1.0
+    ) -> None:
         self.rack = tuple(rack)
         self.pool = pool
         self.run = run if run > 1 else 0
+        self.run_wait = run_wait
         self.vals = [0, *rack, pool.n + 1]
         self._lefts: dict[tuple[int, int], float] = {}
         self._rights: dict[tuple[int, int], float] = {}
@@ -206,7 +210,8 @@ class Planner:
 
     def _fresh_run(self, plain: float) -> float:
         """A plan with no run card in place yet: every run card is still to be drawn."""
-        return plain + self.run * self.pool.total * self.pool.total
+        total = self.pool.total * self.run_wait
+        return plain + self.run * total * total
 
     def _forward(self) -> list[float]:
         vals, pool = self.vals, self.pool
@@ -258,7 +263,7 @@ class Planner:
 
     def _miss(self, t: int, x: int, s: int = -1, v: int = 0) -> float:
         """Cost of the block's missing cards (with card ``v`` in slot ``s`` if given)."""
-        weight, total = self.pool.weight, self.pool.total
+        weight, total = self.pool.weight, self.pool.total * self.run_wait
         miss = 0.0
         for i in range(self.run):
             card = v if t + i == s else self.rack[t + i]

@@ -10,7 +10,7 @@ import pytest
 
 import rackcore.bots
 from rackcore import Match, Move, Rules, View, observe
-from rackcore.bots import LEVELS, bot_for, choose
+from rackcore.bots import LEVELS, RETIRED, bot_for, choose
 
 # Every rules option, alone and mixed, with each player count.
 RULES: list[dict[str, Any]] = [
@@ -32,7 +32,7 @@ RULES: list[dict[str, Any]] = [
     {"players": 4, "bonus": True, "visible_center": True, "reshuffle_on_recycle": True},
     {"players": 2, "turn_cap": 50, "tiebreak": "extra_round"},
 ]
-PLAYERS = ("easy", "medium", "hard", "random", "random")
+PLAYERS = ("easy", "medium", "hard", "hard-2025", "random", "random")
 
 
 def _seed(*parts: object) -> bytes:
@@ -78,14 +78,24 @@ def test_levels_are_easy_medium_hard() -> None:
         assert bot_for(level).level == level
 
 
+def test_retired_levels_are_reachable_for_measurements_but_not_offered() -> None:
+    assert RETIRED == ("hard-2025",)
+    assert not set(RETIRED) & set(LEVELS)
+    for level in RETIRED:
+        assert bot_for(level).level == level
+
+
 def test_the_public_surface_is_pinned() -> None:
     assert sorted(rackcore.bots.__all__) == [
+        "Assessment",
         "Bot",
         "Easy",
         "Hard",
         "HardParams",
         "LEVELS",
         "Medium",
+        "RETIRED",
+        "assess",
         "bot_for",
         "choose",
     ]

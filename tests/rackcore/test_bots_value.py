@@ -37,6 +37,13 @@ def test_a_card_in_the_right_place_makes_the_rack_better() -> None:
     assert planner.place_cost(6, 1) == 0.0  # and it completes the rack
 
 
+def test_a_shorter_run_wait_makes_a_rack_missing_run_cards_cheaper() -> None:
+    rack = [1, 5, 9, 13, 17, 21, 25, 29, 33, 37]  # increasing, no run of 3
+    pool = _pool(40, rack)
+    assert Planner(rack, pool, 3, 0.7).value() < Planner(rack, pool, 3).value()
+    assert Planner(rack, pool, 0, 0.7).value() == Planner(rack, pool, 0).value() == 0.0
+
+
 def test_a_near_run_is_worth_more_than_scattered_cards() -> None:
     near = [2, 6, 10, 15, 16, 24, 28, 31, 35, 39]  # 15, 16: one card from a run of 3
     far = [2, 6, 10, 14, 19, 24, 28, 31, 35, 39]
@@ -49,8 +56,8 @@ def test_cards_nobody_can_draw_make_a_plan_impossible() -> None:
     assert Planner(rack, Pool(40, weight)).cost == INF
 
 
-@pytest.mark.parametrize("run", [0, 3, 4])
-def test_placing_one_card_costs_exactly_what_a_fresh_search_says(run: int) -> None:
+@pytest.mark.parametrize(("run", "run_wait"), [(0, 1.0), (3, 1.0), (4, 1.0), (3, 0.7)])
+def test_placing_one_card_costs_exactly_what_a_fresh_search_says(run: int, run_wait: float) -> None:
     rng = random.Random(run)
     for _ in range(15):
         n = rng.choice([40, 50, 60])
@@ -61,11 +68,12 @@ def test_placing_one_card_costs_exactly_what_a_fresh_search_says(run: int) -> No
         for c in rack:
             weight[c] = 0.0
         pool = Pool(n, weight)
-        planner = Planner(rack, pool, run)
+        planner = Planner(rack, pool, run, run_wait)
         for v in deck[10:15]:
             for s in range(10):
                 after = [*rack[:s], v, *rack[s + 1 :]]
-                assert planner.place_cost(v, s) == pytest.approx(Planner(after, pool, run).cost)
+                fresh = Planner(after, pool, run, run_wait).cost
+                assert planner.place_cost(v, s) == pytest.approx(fresh)
 
 
 def test_the_pool_sums_weights_and_drawable_values_up_to_each_value() -> None:

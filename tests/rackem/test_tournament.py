@@ -118,6 +118,16 @@ def test_jobs_give_the_same_result_as_one_process(capsys: pytest.CaptureFixture[
         assert [a[f] for f in fields] == [b[f] for f in fields]
 
 
+def test_a_retired_level_can_be_measured_against_todays(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["tournament", "--bots", "hard,hard-2025", "--matches", "2"]
+    assert main([*args, "--rules", '{"target": 50}', "--json"]) == 0
+    bots = {b["bot"]: b for b in json.loads(capsys.readouterr().out)["bots"]}
+    assert set(bots) == {"hard", "hard-2025"}
+    assert sum(b["wins"] for b in bots.values()) == 2
+
+
 @pytest.mark.parametrize(
     "bad",
     [
