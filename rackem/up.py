@@ -260,11 +260,15 @@ async def start(
             port=port,
             matchmaker_addr=mm.addr,
             table_addr=tables.addr,
+            bot_addr=bots.addr,
             **_local_admission(os.environ if env is None else env),
             **_local_gateway(host, os.environ if env is None else env),
         )
         gw = await gateway.create_server(
-            gw_settings, local_links=local.link, matchmaker=LocalMatchmaker(mm.service)
+            gw_settings,
+            local_links=local.link,
+            matchmaker=LocalMatchmaker(mm.service),
+            bots=LocalBots(bots.service),
         )
         services.append(("gateway", gw, None))
     except BaseException:

@@ -4,18 +4,21 @@ Under ``rackem up`` the table replica and the bot service share one process and 
 loop. Over loopback gRPC each bot move cost a unary call (request and reply through
 gRPC's machinery and its threads; what it cost: docs/performance.md) for a choice
 that takes a fraction of that. ``LocalBots`` answers the table's call (``Bots`` in
-services/table/bot_client.py) with the bot service's own operation (``BotService``),
-directly.
+services/table/bot_client.py), and the gateway's (``BotClient`` in
+services/gateway/bot_client.py: a hint's move, a finished match's review), with the bot
+service's own operations (``BotService``), directly.
 
 What the table sees is what it sees over gRPC: its own copy of the reply, or a
 ``ServiceError`` with the code the servicer would have aborted with; anything unexpected
 is logged and becomes ``internal``. The bot sees what it would over gRPC: its own copy of
 the request, the seat's view as JSON. Its choice runs on the loop, as the bot servicer's
-did when it was served from this process.
+did when it was served from this process; a review runs in the bot service's worker
+process, off the loop, as it does over gRPC.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from rackem.seam.wire import copied
@@ -43,4 +46,19 @@ class LocalBots:
             raise
         except Exception:
             log.error("internal_error", extra={"fields": {"rpc": "ChooseMove"}}, exc_info=True)
+            raise ServiceError("internal", "internal error") from None
+
+    async def Review(
+        self, request: bot_pb2.ReviewRequest, timeout: float | None = None
+    ) -> bot_pb2.ReviewReply:
+        """The review (``timeout`` ends the wait ``unavailable``; the worker finishes it)."""
+        try:
+            async with asyncio.timeout(timeout):
+                return copied(await self._service.review(copied(request)))
+        except ServiceError:
+            raise
+        except TimeoutError:
+            raise ServiceError("unavailable", "the bot service did not answer in time") from None
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "Review"}}, exc_info=True)
             raise ServiceError("internal", "internal error") from None

@@ -6,6 +6,7 @@ import logging
 
 from services._gen.rackem.v1 import bot_pb2_grpc
 from services.bot.metrics import BotMetrics
+from services.bot.reviews import Reviewer
 from services.bot.service import BotService
 from services.bot.servicer import SERVICE_NAME, BotServicer
 from services.bot.settings import BotSettings
@@ -32,7 +33,8 @@ async def create_server(settings: BotSettings) -> Running[BotService]:
     async with Shutdown() as shutdown:
         metrics_host = settings.metrics_host or settings.host
         metrics_port = await start_metrics(shutdown, metrics, metrics_host, settings.metrics_port)
-        service = BotService(metrics)
+        service = BotService(metrics, Reviewer(settings.review_queue))
+        shutdown.push_close(service.close)
         server = new_server(server_interceptors(metrics.registry))
         bot_pb2_grpc.add_BotServicer_to_server(BotServicer(service), server)
         health = add_health(server, [SERVICE_NAME])

@@ -1,4 +1,4 @@
-"""The bot service's gRPC surface: ``rackem.v1.Bot/ChooseMove`` over ``BotService``.
+"""The bot service's gRPC surface: ``rackem.v1.Bot`` (``ChooseMove``, ``Review``) on ``BotService``.
 
 A refusal aborts the call with its code; anything unexpected is logged and answered
 ``internal``.
@@ -36,4 +36,17 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             await abort(context, err)  # type: ignore[arg-type]
         except Exception:
             log.error("internal_error", extra={"fields": {"rpc": "ChooseMove"}}, exc_info=True)
+            await abort(context, ServiceError("internal", "internal error"))  # type: ignore[arg-type]
+
+    async def Review(
+        self,
+        request: bot_pb2.ReviewRequest,
+        context: grpc.aio.ServicerContext[bot_pb2.ReviewRequest, bot_pb2.ReviewReply],
+    ) -> bot_pb2.ReviewReply:
+        try:
+            return await self._service.review(request)
+        except ServiceError as err:
+            await abort(context, err)  # type: ignore[arg-type]
+        except Exception:
+            log.error("internal_error", extra={"fields": {"rpc": "Review"}}, exc_info=True)
             await abort(context, ServiceError("internal", "internal error"))  # type: ignore[arg-type]

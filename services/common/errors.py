@@ -46,6 +46,7 @@ CODES: dict[str, grpc.StatusCode] = {
     "no_spectators": grpc.StatusCode.PERMISSION_DENIED,
     "spectators_full": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "no_rematch": grpc.StatusCode.FAILED_PRECONDITION,
+    "not_finished": grpc.StatusCode.FAILED_PRECONDITION,  # a review of a match still running
     "wrong_replica": grpc.StatusCode.FAILED_PRECONDITION,
     "stale_version": grpc.StatusCode.ABORTED,
     "bad_token": grpc.StatusCode.UNAUTHENTICATED,
@@ -53,6 +54,7 @@ CODES: dict[str, grpc.StatusCode] = {
     "no_table": grpc.StatusCode.NOT_FOUND,
     "no_code": grpc.StatusCode.NOT_FOUND,
     "no_replica": grpc.StatusCode.UNAVAILABLE,
+    "busy": grpc.StatusCode.RESOURCE_EXHAUSTED,  # the bot service's reviews: try again soon
     "unavailable": grpc.StatusCode.UNAVAILABLE,
     "shutting_down": grpc.StatusCode.UNAVAILABLE,
     "internal": grpc.StatusCode.INTERNAL,

@@ -1,6 +1,6 @@
-"""The gateway's Starlette app: the WebSocket protocol at /ws, health, match logs, the replay
-viewer at /replay/, and the web client at /, for the allowed hosts (``hosts.py``). Metrics
-have a port of their own (``ports.py``)."""
+"""The gateway's Starlette app: the WebSocket protocol at /ws, health, match logs and their
+reviews, the replay viewer at /replay/, and the web client at /, for the allowed hosts
+(``hosts.py``). Metrics have a port of their own (``ports.py``)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.websockets import WebSocket
 
+from services._gen.rackem.v1 import bot_pb2
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError
+from services.gateway.bot_client import BotClient
 from services.gateway.connection import POLICY
 from services.gateway.follow import Follower
 from services.gateway.hosts import HostCheck
@@ -40,6 +42,9 @@ BUSY = 1013  # close code for a newcomer while full or overloaded: try again sho
 BUSY_REASON = "server busy, try again shortly"
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _NOT_FOUND = frozenset({"illegal_move", "not_started", "no_table", "bad_request", "match_over"})
+_SEAT = re.compile(r"[0-9]{1,2}")
+# A review of a finished match does not change; an hour bounds one made by an older reviewer.
+REVIEW_CACHE_CONTROL = "public, max-age=3600"
 
 
 def state_of(app: Starlette) -> GatewayState:
@@ -116,6 +121,56 @@ async def readyz(request: Request) -> Response:
 
 async def match_record(request: Request) -> Response:
     """``/match/{table_id}.json``: a finished match's record (its log), from the tables."""
+    record = await _finished_log(request)
+    if isinstance(record, Response):
+        return record
+    return Response(record, media_type="application/json")
+
+
+async def match_review(request: Request) -> Response:
+    """``/review/{table_id}.json?seat=N``: the review of a finished match for one seat, made
+    by the bot service from the match's log (``Bot.Review``), kept once answered (reviews.py)."""
+    seat_text = request.query_params.get("seat", "")
+    if _SEAT.fullmatch(seat_text) is None:
+        return _error(400, "bad_request", "seat must be a seat number (?seat=0)")
+    key = (request.path_params["table_id"], int(seat_text))
+    state = state_of(request.app)
+    review = state.reviews.kept(key)
+    if review is None:
+        record = await _finished_log(request)
+        if isinstance(record, Response):
+            return record
+        ask = bot_pb2.ReviewRequest(log_json=record, seat=key[1])
+        timeout = state.settings.review_timeout_s
+
+        async def reviewed() -> str:
+            reply = await state.backends.call_bot(lambda bots: bots.Review(ask, timeout=timeout))
+            return reply.review_json
+
+        try:
+            review = await state.reviews.get(key, reviewed)
+        except ServiceError as err:
+            if err.code == "bad_request":  # a seat not at the table (the log is the table's)
+                return _error(400, "bad_request", err.message)
+            if err.code == "not_finished":
+                return _error(404, "not_found", "no finished match with that id")
+            if err.code == "busy":
+                response = _error(503, "busy", "the reviewer is busy; try again shortly")
+                response.headers["Retry-After"] = "2"
+                return response
+            if err.code == "internal":
+                return _error(500, "internal", "internal error")
+            return _error(503, "unavailable", "a service is unavailable; try again")
+    return Response(
+        review,
+        media_type="application/json",
+        headers={"Cache-Control": REVIEW_CACHE_CONTROL},
+    )
+
+
+async def _finished_log(request: Request) -> str | Response:
+    """The log of the finished match ``table_id`` names, from the tables (``GetRecord``), or
+    the answer to give instead: 404 while it runs or for an unknown id, 503 unreachable."""
     table_id = request.path_params["table_id"]
     if _TABLE_ID.fullmatch(table_id) is None:
         return _error(404, "not_found", "no finished match with that id")
@@ -136,13 +191,14 @@ async def match_record(request: Request) -> Response:
         json.loads(record.log_json)
     except ValueError:
         return _error(500, "internal", "internal error")
-    return Response(record.log_json, media_type="application/json")
+    return record.log_json
 
 
 def create_app(
     settings: GatewaySettings,
     local_links: LocalLinks | None = None,
     matchmaker: MatchmakerClient | None = None,
+    bots: BotClient | None = None,
 ) -> Starlette:
     """A gateway app, every route but ``/ws``; its gRPC channels open and close with its
     lifespan. ``/ws`` is answered ahead of it, by ``SocketFirst`` in server.py (a handshake
@@ -151,9 +207,10 @@ def create_app(
 
     ``rackem up`` gives it the services in its own process (rackem/seam/): with
     ``local_links``, the links to table replicas there; with ``matchmaker``, the
-    matchmaker to call. Without them it dials both over gRPC.
+    matchmaker to call; with ``bots``, the bot service to call. Without them it dials
+    them over gRPC.
     """
-    state = GatewayState(settings, local_links, matchmaker)
+    state = GatewayState(settings, local_links, matchmaker, bots)
     static = Path(settings.static_dir) if settings.static_dir else Path(__file__).parent / "static"
     site = StaticSite(static)
     app = Starlette(
@@ -161,6 +218,7 @@ def create_app(
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/match/{table_id}.json", match_record),
+            Route("/review/{table_id}.json", match_review),
             *replay_routes(site),
             *site.routes(),
         ],

@@ -1,4 +1,5 @@
-"""The gateway's gRPC channels: the matchmaker, and the table service by replica address.
+"""The gateway's gRPC channels: the matchmaker, the bot service (hints and reviews), and the
+table service by replica address.
 
 A table request goes to the replica that owns the table. A replica that does not own
 it answers ``wrong_replica`` with the owner's address (``rackem-owner``), which is
@@ -15,10 +16,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import grpc
 
 from services._gen.rackem.v1 import game_pb2, table_pb2
+from services._gen.rackem.v1.bot_pb2_grpc import BotStub
 from services._gen.rackem.v1.matchmaker_pb2_grpc import MatchmakerStub
 from services._gen.rackem.v1.table_pb2_grpc import TableStub
 from services.common.channels import open_channel
 from services.common.errors import ServiceError, from_rpc_error
+from services.gateway.bot_client import BotClient
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.table_client import Counts, LinkFeed, LocalLinks, TableLink, dial
 
@@ -65,8 +68,12 @@ class Backends:
         link_pace_s: float = 0.0,
         link_counts: Counts | None = None,
         interceptors: Sequence[Any] = (),
+        bot_addr: str = "",
+        bots: BotClient | None = None,
     ) -> None:
-        """Every channel is opened with ``interceptors`` (services/common/grpc_metrics.py)."""
+        """Every channel is opened with ``interceptors`` (services/common/grpc_metrics.py).
+        ``bots``: the bot service to call (``rackem up``'s, in this process); else its gRPC
+        stub at ``bot_addr`` (empty: none, and every bot call is ``unavailable``)."""
         self.timeout = timeout
         self._interceptors = interceptors
         self._link_pace_s = link_pace_s
@@ -81,6 +88,11 @@ class Backends:
             self._mm_channel = open_channel(matchmaker_addr, CHANNEL_OPTIONS, interceptors)
             matchmaker = MatchmakerStub(self._mm_channel)
         self.matchmaker: MatchmakerClient = matchmaker
+        self._bot_channel: grpc.aio.Channel | None = None
+        if bots is None and bot_addr:
+            self._bot_channel = open_channel(bot_addr, CHANNEL_OPTIONS, interceptors)
+            bots = BotStub(self._bot_channel)
+        self._bots = bots
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, TableAsyncStub] = {}
         self._links: dict[str, TableLink] = {}
@@ -141,6 +153,15 @@ class Backends:
     async def call_matchmaker(self, call: Callable[[MatchmakerClient], Awaitable[T]]) -> T:
         try:
             return await call(self.matchmaker)
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from None
+
+    async def call_bot(self, call: Callable[[BotClient], Awaitable[T]]) -> T:
+        """``call`` on the bot service; its refusal as a ``ServiceError``."""
+        if self._bots is None:
+            raise ServiceError("unavailable", "no bot service is configured")
+        try:
+            return await call(self._bots)
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc) from None
 
@@ -210,7 +231,11 @@ class Backends:
         links = list(self._links.values())
         self._links.clear()
         await asyncio.gather(*(link.close() for link in links))
-        channels = [c for c in (self._mm_channel, *self._channels.values()) if c is not None]
+        channels = [
+            c
+            for c in (self._mm_channel, self._bot_channel, *self._channels.values())
+            if c is not None
+        ]
         self._channels.clear()
         self._stubs.clear()
         await asyncio.gather(*(c.close(grace=None) for c in channels), *self._closing)

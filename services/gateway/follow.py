@@ -52,6 +52,9 @@ class Seat:
     replica: str = ""  # the owning table replica's address, once started
     started: bool = False
     status: str = ""  # the table's status in its latest view
+    # The latest ``view`` message sent for it, as the table wrote it (JSON text, never read
+    # on the way): what a ``hint`` is asked from (hints.py).
+    view: bytes = b""
     leaving: bool = False  # a leave is under way: the table ends the stream for it
 
 
@@ -162,6 +165,7 @@ async def _watch_table(
         tries = 0
         seat.replica = target
         status = seat.status = table_view.status
+        seat.view = table_view.message
         if before_first is not None:
             first, before_first = before_first, None
             first()

@@ -20,6 +20,7 @@ from services.gateway.protocol import VERSION, ProtocolError
 
 __all__ = [
     "lobby",
+    "move_message",
     "move_to_pb",
     "rules_dict",
     "rules_to_request",
@@ -69,6 +70,19 @@ def move_to_pb(fields: dict[str, Any]) -> pb.Move:
         out.slot = fields["slot"]
     if "go_out" in fields:
         out.go_out = fields["go_out"]
+    return out
+
+
+def move_message(msg: pb.Move) -> dict[str, Any]:
+    """A move as a client sends it in a ``move`` message (``move_to_pb``'s inverse): no seat,
+    ``from`` for a draw, ``slot`` when set, ``go_out`` only as ``false`` (absent means true)."""
+    out: dict[str, Any] = {"act": msg.act}
+    if msg.source:
+        out["from"] = msg.source
+    if msg.HasField("slot"):
+        out["slot"] = msg.slot
+    if msg.HasField("go_out") and not msg.go_out:
+        out["go_out"] = False
     return out
 
 

@@ -43,6 +43,7 @@ CLIENT_TYPES = (
     "ping",
     "watch",
     "rematch",
+    "hint",
 )
 SERVER_TYPES = (
     "welcome",
@@ -55,6 +56,7 @@ SERVER_TYPES = (
     "error",
     "watching",
     "rematch_offer",
+    "hint",
 )
 ERROR_CODES = (
     "bad_frame",
@@ -83,6 +85,7 @@ ERROR_CODES = (
     "no_spectators",
     "spectators_full",
     "no_rematch",
+    "hint_unavailable",
 )
 
 

@@ -19,6 +19,7 @@ from services.common.dial import dial_addr, socket_host
 from services.common.running import Running, Shutdown
 from services.common.settings import from_env
 from services.gateway.app import GOING_AWAY, create_app, state_of, websocket
+from services.gateway.bot_client import BotClient
 from services.gateway.http_protocol import bounded_http
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.ports import ByPort, metrics_app
@@ -78,14 +79,15 @@ async def create_server(
     settings: GatewaySettings,
     local_links: LocalLinks | None = None,
     matchmaker: MatchmakerClient | None = None,
+    bots: BotClient | None = None,
 ) -> Running[GatewayServer]:
     """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it
     listens, with /metrics on ``metrics_host:metrics_port`` (``Running.metrics_port``).
-    ``local_links`` and ``matchmaker``: services in this process (``create_app``).
+    ``local_links``, ``matchmaker`` and ``bots``: services in this process (``create_app``).
     ``Running.service`` is the uvicorn server (its open connections: ``server_state``)."""
     if settings.metrics_port and settings.metrics_port == settings.port:
         raise ValueError("METRICS_PORT must differ from PORT: /metrics is never public")
-    app = create_app(settings, local_links, matchmaker)
+    app = create_app(settings, local_links, matchmaker, bots)
     metrics_host = settings.metrics_host or settings.host
     msock = _listen(metrics_host, settings.metrics_port, 16)
     metrics_port = msock.getsockname()[1]

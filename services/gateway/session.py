@@ -4,7 +4,7 @@ The transport (the outbound queue, writes, close codes, the connection's state) 
 ``connection.py``; this module decides what each frame means. What the connection is
 doing (idle, waiting or playing at a seat, watching a table, after its match) is one
 value, ``state`` (session_state.py), changed only by ``enter``. The commands kept in
-modules of their own (watch.py, rematch.py) see the session through ``SessionApi``.
+modules of their own (watch.py, rematch.py, hints.py) see the session through ``SessionApi``.
 
 The connection holds at most one seat, always by the token the matchmaker handed out
 (never a seat number from a message). Every outbound message goes through one bounded
@@ -25,6 +25,7 @@ from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
+from services.common import tracing
 from services.common.errors import ServiceError
 from services.common.logs import event
 from services.gateway import messages
@@ -32,6 +33,7 @@ from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.connection import POLICY, Connection, ConnectionState
 from services.gateway.follow import FINAL, FollowEnd, Follower, Seat, follow
+from services.gateway.hints import hint
 from services.gateway.limits import AbuseCounter, GameLimiter, TokenBucket
 from services.gateway.metrics import Metrics
 from services.gateway.protocol import (
@@ -338,6 +340,12 @@ class Session:
         return seat
 
     async def _move(self, message: dict[str, Any]) -> None:
+        """A seat's move, from its frame to its answer: one ``move`` span, with tracing on
+        (docs/tracing.md)."""
+        with tracing.span("move", tracing.SERVER, {"rackem.move.act": _act(message)}):
+            await self._submit(message)
+
+    async def _submit(self, message: dict[str, Any]) -> None:
         move_id: str = message["id"]
         try:
             seat = self._playing(move_id)
@@ -422,6 +430,7 @@ _HANDLERS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     "ping": Session._ping,
     "watch": watch,
     "rematch": rematch,
+    "hint": hint,
 }
 
 
@@ -446,3 +455,10 @@ def _move_id(frame: str | bytes | None) -> str | None:
         return None
     move_id = message.get("id")
     return move_id if isinstance(move_id, str) and 0 < len(move_id) <= MAX_MOVE_ID else None
+
+
+def _act(message: dict[str, Any]) -> str:
+    """The move's act, for a span (the schema checked the shape; the act may be unknown)."""
+    move = message.get("move")
+    act = move.get("act") if isinstance(move, dict) else None
+    return act if isinstance(act, str) and act.isalpha() and len(act) <= 16 else "unknown"

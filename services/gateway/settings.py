@@ -21,6 +21,8 @@ class GatewaySettings:
     allowed_hosts: tuple[str, ...] = ()
     matchmaker_addr: str = "127.0.0.1:50051"
     table_addr: str = "127.0.0.1:50052"
+    # The bot service: a seat's hint (ChooseMove) and a finished match's review (Review).
+    bot_addr: str = "127.0.0.1:50053"
     # Browser origins allowed besides the gateway's own; empty: same-origin (and clients
     # that send no Origin, which are not browsers) only. Entries like "https://rack.example".
     allowed_origins: tuple[str, ...] = ()
@@ -54,6 +56,11 @@ class GatewaySettings:
     overload_window_s: float = 2.0  # how long the lag stays below it before newcomers return
     # gRPC calls to matchmaker and table.
     rpc_timeout_s: float = 5.0
+    # /review/{id}.json: the bot service's Review call may wait behind others' (a review
+    # takes up to about 2 s of its CPU); the reviews answered are kept, the most recently
+    # asked for, this many (a match-over screen asks for each of its humans).
+    review_timeout_s: float = 15.0
+    review_cache: int = 256
     # A table link's messages leave at most this often, each with all the calls that
     # queued meanwhile, once the link is busy (services/common/pacing.py); 0: off.
     link_pace_ms: float = 10.0

@@ -1,5 +1,5 @@
 """What one gateway process shares between its connections: settings, channels, limits,
-admission, metrics.
+admission, metrics, the reviews it answered.
 
 Besides the live sockets this is the gateway's only state: which local connection holds
 which seat token (the newest wins), how many local connections follow each table, the
@@ -16,10 +16,12 @@ from typing import Protocol
 from services.common.grpc_metrics import client_interceptors
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
+from services.gateway.bot_client import BotClient
 from services.gateway.gc_pauses import GcPauses
 from services.gateway.limits import GameLimiter
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.metrics import Metrics
+from services.gateway.reviews import Reviews
 from services.gateway.settings import GatewaySettings
 from services.gateway.table_client import LocalLinks
 
@@ -42,10 +44,13 @@ class GatewayState:
         settings: GatewaySettings,
         local_links: LocalLinks | None = None,
         matchmaker: MatchmakerClient | None = None,
+        bots: BotClient | None = None,
     ) -> None:
         self.settings = settings
         self._local_links = local_links
         self._local_matchmaker = matchmaker
+        self._local_bots = bots
+        self.reviews = Reviews(settings.review_cache)
         self.metrics = Metrics(settings.max_connections)
         self._client_metrics = client_interceptors(self.metrics.registry)
         self._gc = GcPauses(self.metrics.gc_pause)
@@ -81,6 +86,8 @@ class GatewayState:
             link_pace_s=s.link_pace_ms / 1000,
             link_counts=self.metrics.link_counts,
             interceptors=self._client_metrics,
+            bot_addr=s.bot_addr,
+            bots=self._local_bots,
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
         self._gc.start()

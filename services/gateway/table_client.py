@@ -11,9 +11,9 @@ error, exactly as a failed call or stream of their own would: the caller retries
 move by its ``move_id``, so never twice) and the follower subscribes again, through a
 new link. ``Backends`` keeps one link per replica address and replaces a broken one.
 
-With tracing on, a move is a ``move`` span here, from its call up the link to its answer
-down; a sampled one's context rides up in the call's ``traceparent`` for the replica's
-``apply move`` span to continue (docs/tracing.md).
+With tracing on, a sampled move (the session's ``move`` span) has a ``link submit`` span
+here, from its call up the link to its answer down; its context rides up in the call's
+``traceparent`` for the replica's ``apply move`` span to continue (docs/tracing.md).
 """
 
 from __future__ import annotations
@@ -177,10 +177,9 @@ class Link:
         Like every call: raises its ``ServiceError``, or ``unavailable`` when the link breaks
         or no answer comes within ``timeout`` seconds.
         """
-        with tracing.span("move", tracing.SERVER) as current:
+        with tracing.child("link submit", tracing.CLIENT) as current:
             call = table_pb2.LinkCall(submit=request)
-            if current is not None:  # tracing is on (the move may still not be sampled)
-                current.set_attribute("rackem.move.act", request.move.act)
+            if current is not None:  # the move's trace is sampled: the table continues it
                 call.traceparent = tracing.traceparent()
             event = await self._ask(call, request.table_id, timeout)
             return event.moved

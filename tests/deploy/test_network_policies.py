@@ -41,6 +41,8 @@ DESIGNED = {
     ("gateway", "table", 50052),
     ("matchmaker", "table", 50052),
     ("table", "bot", 50053),
+    # A seat's hint (ChooseMove) and a finished match's review (Review).
+    ("gateway", "bot", 50053),
     ("table", "redis", 6379),
     ("matchmaker", "redis", 6379),
     # Redis may be a managed service outside the cluster (external-redis), on its ports.
@@ -198,7 +200,7 @@ def test_without_policies_everything_is_reachable(manifests: tuple[Manifest, ...
     paths = reachable(bare)
     assert (OUTSIDE, "table", 50052) in paths
     assert (OUTSIDE, "gateway", 8000) in paths and (OUTSIDE, "gateway", 9100) in paths
-    assert ("gateway", "bot", 50053) in paths
+    assert ("matchmaker", "bot", 50053) in paths
     assert reachable(manifests) < paths
 
 

@@ -21,6 +21,7 @@ import yaml
 
 from tests.deploy.kubectl import kubectl
 from tests.deploy.test_kustomize import KUBERNETES_VERSION, pod_spec, policy_problems
+from tests.deploy.test_network_policies import MONITORING, reachable
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "k8s"
@@ -128,6 +129,12 @@ def test_the_component_scrapes_every_pod_on_its_metrics_port(tmp_path: Path) -> 
         else:
             assert selected == [], name
     assert jobs == JOBS  # the jobs compose's Prometheus, the dashboards and the rules name
+    # ... and the network policies let the monitoring namespace reach each of those ports
+    # (the exporter's too), and nothing else reach them.
+    paths = reachable(tuple(manifests))
+    scraped = {(d, port) for s, d, port in paths if port in (9100, 9121)}
+    assert scraped == {*((name, 9100) for name in SERVICES), ("redis", 9121)}
+    assert {s for s, _d, port in paths if port in (9100, 9121)} == {MONITORING}
 
 
 def test_the_component_adds_a_locked_down_exporter_to_each_redis_server(tmp_path: Path) -> None:

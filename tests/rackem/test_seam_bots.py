@@ -8,7 +8,8 @@ import logging
 
 import pytest
 
-from rackcore import Match, Rules, observe
+from rackcore import Match, Rules, observe, to_log
+from rackcore.bots import choose
 from rackem.seam.bots import LocalBots
 from services._gen.rackem.v1 import bot_pb2, table_pb2, table_pb2_grpc
 from services.bot.service import BotService
@@ -98,3 +99,26 @@ async def test_a_replica_given_the_bots_in_process_plays_its_bots_through_them()
     finally:
         await channel.close()
         await running.stop(0)
+
+
+async def test_a_review_is_made_in_process_off_the_loop_and_refused_as_over_grpc() -> None:
+    match = Match(Rules(players=2, target=50), seed=bytes(range(32)))
+    while match.outcome() is None:
+        if match.phase == "round_over":
+            match.next_round()
+        match.apply(choose(observe(match, match.turn), "easy", 1))
+    service = BotService()
+    try:
+        bots = LocalBots(service)
+        log_json = json.dumps(to_log(match))
+        reply = await bots.Review(bot_pb2.ReviewRequest(log_json=log_json, seat=1), timeout=30)
+        assert json.loads(reply.review_json)["seat"] == 1
+        with pytest.raises(ServiceError) as refused:
+            await bots.Review(bot_pb2.ReviewRequest(log_json=log_json, seat=2), timeout=30)
+        assert refused.value.code == "bad_request"
+        hidden = json.dumps(to_log(match, reveal=False) | {"result": {"winner": None}})
+        with pytest.raises(ServiceError) as running:
+            await bots.Review(bot_pb2.ReviewRequest(log_json=hidden, seat=0), timeout=30)
+        assert running.value.code == "not_finished"
+    finally:
+        await service.close()

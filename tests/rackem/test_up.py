@@ -69,7 +69,10 @@ async def test_rackem_up_serves_a_whole_match_and_stops_cleanly_on_sigterm() -> 
             assert final["status"] == "finished"
             async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
                 log = (await http.get(f"{url}/match/{seated['table_id']}.json")).json()
+                # Reviewed by the bot service in process (its worker), as rackem up wires it.
+                review = await http.get(f"{url}/review/{seated['table_id']}.json?seat=0")
             assert verify(log)["valid"]
+            assert review.status_code == 200 and review.json()["seat"] == 0
             proc.send_signal(signal.SIGTERM)
             with pytest.raises(ConnectionLost) as lost:
                 await client.wait_for("never", timeout=10)

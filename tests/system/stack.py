@@ -157,6 +157,7 @@ class Stack:
                     **common,
                     "MATCHMAKER_ADDR": _address_of(mm),
                     "TABLE_ADDR": first_table,
+                    "BOT_ADDR": _address_of(bot),
                 },
             )
 

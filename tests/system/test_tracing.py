@@ -67,18 +67,22 @@ def _wait_for(sink: OtlpSink, ready: object, timeout: float = 15.0) -> list[Rece
 
 
 def _human_move_traces(spans: list[Received]) -> list[list[Received]]:
-    """Traces holding a gateway ``move``, the table's ``apply move`` under it and a
-    ``redis append`` under that."""
+    """Traces holding a gateway ``move`` (the frame in to the answer written), its ``link
+    submit`` under it, the table's ``apply move`` under that and a ``redis append`` under
+    that."""
     out = []
     for trace in _by_trace(spans).values():
         move = _one(trace, "rackem-gateway", "move")
+        submit = _one(trace, "rackem-gateway", "link submit")
         apply = _one(trace, "rackem-table", "apply move")
         append = _one(trace, "rackem-table", "redis append")
         if (
             move is not None
+            and submit is not None
             and apply is not None
             and append is not None
-            and apply.parent_id == move.span_id
+            and submit.parent_id == move.span_id
+            and apply.parent_id == submit.span_id
             and append.parent_id == apply.span_id
         ):
             out.append(trace)

@@ -4,7 +4,7 @@
 // The replay viewer is in the shell too (/replay/ and its files), so a downloaded match
 // log can be replayed offline; every /replay/{table_id} is that one page.
 
-const CACHE = "rackem-shell-v7";
+const CACHE = "rackem-shell-v8";
 const SHELL = [
   "/",
   "/index.html",
@@ -18,6 +18,7 @@ const SHELL = [
   "/js/app.js",
   "/js/cards.js",
   "/js/changes.js",
+  "/js/coach.js",
   "/js/conn.js",
   "/js/dom.js",
   "/js/finish.js",

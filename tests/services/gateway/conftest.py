@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from rackem.seam.bots import LocalBots
 from rackem.seam.matchmaker import LocalMatchmaker
 from rackem.seam.tables import LocalTables
 from services.common.registry import MemoryRegistry
@@ -37,6 +38,7 @@ def settings(**overrides: Any) -> GatewaySettings:
         "metrics_port": 0,
         "matchmaker_addr": NOWHERE,
         "table_addr": NOWHERE,
+        "bot_addr": NOWHERE,
         "rpc_timeout_s": 2.0,
         "shutdown_grace_s": 1.0,
         # Clients here play bots that answer at once (no bot delay), faster than a person
@@ -61,8 +63,9 @@ async def start_gateway() -> AsyncIterator[StartGateway]:
         # Services in this process, reached without a socket (rackem up's seam).
         matchmaker = overrides.pop("matchmaker", None)
         local_links = overrides.pop("local_links", None)
+        bots = overrides.pop("bots", None)
         server = await create_server(
-            settings(**overrides), local_links=local_links, matchmaker=matchmaker
+            settings(**overrides), local_links=local_links, matchmaker=matchmaker, bots=bots
         )
         running.append(server)
         return server
@@ -168,13 +171,16 @@ async def services(start_services: StartServices) -> Services:
 async def system(
     request: pytest.FixtureRequest, services: Services, start_gateway: StartGateway
 ) -> Running:
-    """A gateway in front of ``services``: it calls the matchmaker and links to the table
-    replica over gRPC, or in process through ``rackem up``'s seam (rackem/seam/)."""
+    """A gateway in front of ``services``: it calls the matchmaker and the bot service and
+    links to the table replica over gRPC, or in process through ``rackem up``'s seam
+    (rackem/seam/)."""
     in_process = request.param == "in_process"
     tables = LocalTables({services.table.addr: services.table.service})
     return await start_gateway(
         matchmaker_addr=services.matchmaker.addr,
         table_addr=services.table.addr,
+        bot_addr=services.bot.addr,
         matchmaker=LocalMatchmaker(services.matchmaker.service) if in_process else None,
         local_links=tables.link if in_process else None,
+        bots=LocalBots(services.bot.service) if in_process else None,
     )

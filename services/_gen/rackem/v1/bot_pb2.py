@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from services._gen.rackem.v1 import game_pb2 as rackem_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13rackem/v1/bot.proto\x12\trackem.v1\x1a\x14rackem/v1/game.proto\"O\n\x11\x43hooseMoveRequest\x12\x11\n\tview_json\x18\x04 \x01(\t\x12\r\n\x05level\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x04J\x04\x08\x01\x10\x02R\x04view\"0\n\x0f\x43hooseMoveReply\x12\x1d\n\x04move\x18\x01 \x01(\x0b\x32\x0f.rackem.v1.Move2M\n\x03\x42ot\x12\x46\n\nChooseMove\x12\x1c.rackem.v1.ChooseMoveRequest\x1a\x1a.rackem.v1.ChooseMoveReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13rackem/v1/bot.proto\x12\trackem.v1\x1a\x14rackem/v1/game.proto\"O\n\x11\x43hooseMoveRequest\x12\x11\n\tview_json\x18\x04 \x01(\t\x12\r\n\x05level\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x04J\x04\x08\x01\x10\x02R\x04view\"0\n\x0f\x43hooseMoveReply\x12\x1d\n\x04move\x18\x01 \x01(\x0b\x32\x0f.rackem.v1.Move\"/\n\rReviewRequest\x12\x10\n\x08log_json\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\"\"\n\x0bReviewReply\x12\x13\n\x0breview_json\x18\x01 \x01(\t2\x89\x01\n\x03\x42ot\x12\x46\n\nChooseMove\x12\x1c.rackem.v1.ChooseMoveRequest\x1a\x1a.rackem.v1.ChooseMoveReply\x12:\n\x06Review\x12\x18.rackem.v1.ReviewRequest\x1a\x16.rackem.v1.ReviewReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,6 +36,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CHOOSEMOVEREQUEST']._serialized_end=135
   _globals['_CHOOSEMOVEREPLY']._serialized_start=137
   _globals['_CHOOSEMOVEREPLY']._serialized_end=185
-  _globals['_BOT']._serialized_start=187
-  _globals['_BOT']._serialized_end=264
+  _globals['_REVIEWREQUEST']._serialized_start=187
+  _globals['_REVIEWREQUEST']._serialized_end=234
+  _globals['_REVIEWREPLY']._serialized_start=236
+  _globals['_REVIEWREPLY']._serialized_end=270
+  _globals['_BOT']._serialized_start=273
+  _globals['_BOT']._serialized_end=410
 # @@protoc_insertion_point(module_scope)

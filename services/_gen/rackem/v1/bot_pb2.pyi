@@ -64,3 +64,47 @@ class ChooseMoveReply(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ChooseMoveReply: _TypeAlias = ChooseMoveReply  # noqa: Y015
+
+@_typing.final
+class ReviewRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOG_JSON_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    log_json: _builtins.str
+    """the finished match's `rackem-match/1` log as JSON text (seed revealed)"""
+    seat: _builtins.int
+    """whose decisions to review"""
+    def __init__(
+        self,
+        *,
+        log_json: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["log_json", b"log_json", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewRequest: _TypeAlias = ReviewRequest  # noqa: Y015
+
+@_typing.final
+class ReviewReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REVIEW_JSON_FIELD_NUMBER: _builtins.int
+    review_json: _builtins.str
+    """the `rackem-review/1` review as JSON text (docs/review.md)"""
+    def __init__(
+        self,
+        *,
+        review_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["review_json", b"review_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewReply: _TypeAlias = ReviewReply  # noqa: Y015

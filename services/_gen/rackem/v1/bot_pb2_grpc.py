@@ -39,6 +39,11 @@ class BotStub:
                 request_serializer=rackem_dot_v1_dot_bot__pb2.ChooseMoveRequest.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_bot__pb2.ChooseMoveReply.FromString,
                 _registered_method=True)
+        self.Review = channel.unary_unary(
+                '/rackem.v1.Bot/Review',
+                request_serializer=rackem_dot_v1_dot_bot__pb2.ReviewRequest.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_bot__pb2.ReviewReply.FromString,
+                _registered_method=True)
 
 
 class BotServicer:
@@ -50,6 +55,16 @@ class BotServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Review(self, request, context):
+        """A finished match's review for one seat (rackcore.review): each of the seat's decisions
+        beside the hard bot's choice. Refused `not_finished` for a log whose seed is not
+        revealed, `bad_request` for a seat not at the table or a log that is not one, `busy`
+        while as many reviews as the service takes are running or queued.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -57,6 +72,11 @@ def add_BotServicer_to_server(servicer, server):
                     servicer.ChooseMove,
                     request_deserializer=rackem_dot_v1_dot_bot__pb2.ChooseMoveRequest.FromString,
                     response_serializer=rackem_dot_v1_dot_bot__pb2.ChooseMoveReply.SerializeToString,
+            ),
+            'Review': grpc.unary_unary_rpc_method_handler(
+                    servicer.Review,
+                    request_deserializer=rackem_dot_v1_dot_bot__pb2.ReviewRequest.FromString,
+                    response_serializer=rackem_dot_v1_dot_bot__pb2.ReviewReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -86,6 +106,33 @@ class Bot:
             '/rackem.v1.Bot/ChooseMove',
             rackem_dot_v1_dot_bot__pb2.ChooseMoveRequest.SerializeToString,
             rackem_dot_v1_dot_bot__pb2.ChooseMoveReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Review(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rackem.v1.Bot/Review',
+            rackem_dot_v1_dot_bot__pb2.ReviewRequest.SerializeToString,
+            rackem_dot_v1_dot_bot__pb2.ReviewReply.FromString,
             options,
             channel_credentials,
             insecure,

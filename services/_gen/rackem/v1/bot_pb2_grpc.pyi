@@ -32,11 +32,23 @@ class BotStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> BotAsyncStub: ...
     ChooseMove: _grpc.UnaryUnaryMultiCallable[_bot_pb2.ChooseMoveRequest, _bot_pb2.ChooseMoveReply]
+    Review: _grpc.UnaryUnaryMultiCallable[_bot_pb2.ReviewRequest, _bot_pb2.ReviewReply]
+    """A finished match's review for one seat (rackcore.review): each of the seat's decisions
+    beside the hard bot's choice. Refused `not_finished` for a log whose seed is not
+    revealed, `bad_request` for a seat not at the table or a log that is not one, `busy`
+    while as many reviews as the service takes are running or queued.
+    """
 
 @_typing.type_check_only
 class BotAsyncStub(BotStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     ChooseMove: _aio.UnaryUnaryMultiCallable[_bot_pb2.ChooseMoveRequest, _bot_pb2.ChooseMoveReply]  # type: ignore[assignment]
+    Review: _aio.UnaryUnaryMultiCallable[_bot_pb2.ReviewRequest, _bot_pb2.ReviewReply]  # type: ignore[assignment]
+    """A finished match's review for one seat (rackcore.review): each of the seat's decisions
+    beside the hard bot's choice. Refused `not_finished` for a log whose seed is not
+    revealed, `bad_request` for a seat not at the table or a log that is not one, `busy`
+    while as many reviews as the service takes are running or queued.
+    """
 
 class BotServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -45,5 +57,17 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         request: _bot_pb2.ChooseMoveRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.ChooseMoveReply, _abc.Awaitable[_bot_pb2.ChooseMoveReply]]: ...
+
+    @_abc_1.abstractmethod
+    def Review(
+        self,
+        request: _bot_pb2.ReviewRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_bot_pb2.ReviewReply, _abc.Awaitable[_bot_pb2.ReviewReply]]:
+        """A finished match's review for one seat (rackcore.review): each of the seat's decisions
+        beside the hard bot's choice. Refused `not_finished` for a log whose seed is not
+        revealed, `bad_request` for a seat not at the table or a log that is not one, `busy`
+        while as many reviews as the service takes are running or queued.
+        """
 
 def add_BotServicer_to_server(servicer: BotServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -15,7 +15,7 @@ import { initHome } from "./home.js";
 import { followInvite, initInvite } from "./invite.js";
 import { bindKeys } from "./keys.js";
 import { applyMute, toggleMute } from "./mute.js";
-import { armRepair, cancelModes, tableActions } from "./play.js";
+import { armRepair, askHint, cancelModes, tableActions } from "./play.js";
 import { initTable, render, tick } from "./render.js";
 import { SCREENS, toast } from "./screens.js";
 import { canContinue, continueRound, goHome, leaveMatch, takeSeatBack } from "./seat.js";
@@ -75,6 +75,7 @@ bindKeys({
   armRepair,
   cancel: cancelModes,
   toggleHistory: () => tableActions.toggleHistory(),
+  askHint,
   canContinue,
   continueRound,
 });

@@ -1,9 +1,11 @@
 // @ts-check
 // Round over and match over: every rack revealed, points and totals, Continue; at the
-// end the winner, the commitment and the revealed seed, the match log to download
+// end the winner, each player's accuracy (the coach's review, js/coach.js) with *Review
+// my play*, the commitment and the revealed seed, the match log to download
 // (GET /match/{table_id}.json) and an in-page check that the log verifies.
 
 import { chip, el } from "./cards.js";
+import { MARKS, accuracyText } from "./coach.js";
 import { scoredLength, longestRun } from "./rules.js";
 import { replayUrl } from "./replay-link.js";
 import { verifyLog } from "./verify.js";
@@ -13,6 +15,7 @@ import { seatName } from "./selectors.js";
 /** @typedef {import("./protocol.js").TableView} TableView */
 /** @typedef {import("./protocol.js").Round} Round */
 /** @typedef {import("./reduce.js").Verification} Verification */
+/** @typedef {import("./reduce.js").SeatReview} SeatReview */
 
 /** Where the gateway serves a finished match's log. @param {string} tableId */
 export function matchLogUrl(tableId) {
@@ -136,6 +139,44 @@ export function renderMatchOver(tv) {
   download.href = matchLogUrl(tv.table_id);
   download.setAttribute("download", `rackem-${tv.code || tv.table_id}.json`);
   link("btn-replay").href = replayUrl(tv);
+}
+
+/**
+ * Each player's accuracy on the match-over screen, and *Review my play* for this page's
+ * seat; a review the server could not give says so quietly, and none asked shows nothing.
+ * @param {TableView} tv
+ * @param {SeatReview[]} reviews this match's, by seat
+ */
+export function renderReviews(tv, reviews) {
+  const mine = reviews.filter((r) => r.table_id === tv.table_id);
+  $("match-review").hidden = mine.length === 0;
+  $("review-title").textContent = mine.length === 1 ? "How you played" : "How everyone played";
+  $("review-seats").replaceChildren(
+    ...mine.map((r) => {
+      const who = el("b", {}, `${seatName(tv, r.seat)}:`);
+      if (r.state === "asking") return el("li", { "data-seat": r.seat }, who, " ", el("span", { class: "note" }, "reviewing…"));
+      if (!r.summary) return el("li", { "data-seat": r.seat }, who, " ", el("span", { class: "note" }, "review unavailable"));
+      const marks = r.summary.marks;
+      return el(
+        "li",
+        { "data-seat": r.seat },
+        who,
+        " ",
+        el("span", { class: "accuracy" }, `${accuracyText(r.summary.accuracy)} accuracy`),
+        " ",
+        el(
+          "span",
+          { class: "note" },
+          `${r.summary.decisions} decisions: `,
+          MARKS.map((m) => `${m.sign} ${marks[m.mark] ?? 0} ${m.word}`).join(" · "),
+        ),
+      );
+    }),
+  );
+  const own = mine.find((r) => r.seat === tv.view.seat);
+  const review = link("btn-review");
+  review.hidden = !own || own.state !== "ok";
+  review.href = replayUrl(tv, tv.view.seat);
 }
 
 /** The in-page check's answer for this match (null: not asked yet). @param {Verification | null} verified */

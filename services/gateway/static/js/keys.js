@@ -1,6 +1,7 @@
 // @ts-check
 // The keyboard scheme: S stock, D discard, 1–0 slots 5–50, T throw, R then a digit
-// repair, H history, Enter continue, M mute, ? help, Escape cancel.
+// repair, H history, A Hint (where hints are allowed), Enter continue, M mute, ? help,
+// Escape cancel.
 
 /**
  * What the keys do.
@@ -15,6 +16,7 @@
  * @property {() => boolean} armRepair R: true when the next digit repairs
  * @property {() => void} cancel
  * @property {() => void} toggleHistory
+ * @property {() => void} askHint A: the Hint (which does nothing where hints are not allowed)
  * @property {() => boolean} canContinue
  * @property {() => void} continueRound
  */
@@ -70,6 +72,7 @@ export function bindKeys(actions) {
       d: () => actions.draw("discard"),
       t: () => actions.throwCard(),
       h: () => actions.toggleHistory(),
+      a: () => actions.askHint(),
       r: () => {
         repairArmed = actions.armRepair();
       },

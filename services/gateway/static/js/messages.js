@@ -33,6 +33,7 @@ const TEXT = {
   no_spectators: "That table is not open to spectators.",
   spectators_full: "That table has as many spectators as it takes. Try again later.",
   no_rematch: "A rematch is for the players of a finished match.",
+  hint_unavailable: "No hint right now — the computer players cannot be asked. Try again in a moment.",
 };
 
 /**

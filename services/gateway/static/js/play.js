@@ -8,7 +8,7 @@ import { send } from "./conn.js";
 import { input } from "./dom.js";
 import { canRepair, isConnected } from "./reduce.js";
 import { announce, toast } from "./screens.js";
-import { isPlaying, legalSets, seatName } from "./selectors.js";
+import { hintsAllowed, isCovered, isMyTurn, isPlaying, legalSets, seatName } from "./selectors.js";
 import { dispatch, getState } from "./state.js";
 
 /** @typedef {import("./protocol.js").Move} Move */
@@ -55,7 +55,28 @@ export const tableActions = {
   toggleHistory() {
     dispatch({ type: "history_toggled" });
   },
+  askHint,
 };
+
+/**
+ * Hint (or A): ask the server for the move the computer would make now — only at a table
+ * where hints are allowed, on this seat's own decision, once a turn's decision.
+ */
+export function askHint() {
+  const { tv, pending, coach } = getState();
+  if (!tv || !hintsAllowed(tv)) return;
+  if (!isMyTurn(tv) || isCovered(tv)) {
+    toast(isPlaying(tv) ? `Wait for your turn — it is ${seatName(tv, tv.view.turn)}'s.` : "No hint now.", "info");
+    return;
+  }
+  if (pending || (coach && coach.version === tv.version)) return;
+  const id = `h${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  if (!send({ type: "hint", id, version: tv.version })) {
+    toast("Not connected — reconnecting…");
+    return;
+  }
+  dispatch({ type: "hint_asked", id, version: tv.version });
+}
 
 /** R pressed: the next digit repairs, if a repair is legal now (else say why not). */
 export function armRepair() {

@@ -138,10 +138,14 @@
 /** @typedef {{ type: "left" }} Left */
 /** @typedef {{ type: "pong", t?: number }} Pong */
 /** @typedef {{ type: "error", code: string, message: string, id?: string }} ErrorMessage */
+/**
+ * The answer to `hint`: the move the computer would make now (from the view of `version`), as the page would send it.
+ * @typedef {{ type: "hint", id: string, version?: number, move: Move }} Hint
+ */
 
 /**
  * Every message the server sends.
- * @typedef {Welcome | Seated | Watching | RematchOffer | Lobby | (TableView & { type: "view" }) | Moved | Left | Pong | ErrorMessage} ServerMessage
+ * @typedef {Welcome | Seated | Watching | RematchOffer | Lobby | (TableView & { type: "view" }) | Moved | Left | Pong | Hint | ErrorMessage} ServerMessage
  */
 
 /**
@@ -152,6 +156,7 @@
  *   | { type: "join", code: string, name: string }
  *   | { type: "start" }
  *   | { type: "move", move: Move, id: string, version?: number }
+ *   | { type: "hint", id: string, version?: number }
  *   | { type: "continue" }
  *   | { type: "leave" }
  *   | { type: "rematch" }

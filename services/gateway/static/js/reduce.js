@@ -13,6 +13,8 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
 /** @typedef {import("./protocol.js").Lobby} Lobby */
 /** @typedef {import("./protocol.js").RematchOffer} RematchOffer */
 /** @typedef {import("./protocol.js").ServerMessage} ServerMessage */
+/** @typedef {import("./protocol.js").Move} Move */
+/** @typedef {import("./coach.js").ReviewSummary} ReviewSummary */
 
 /** @typedef {"loading" | "home" | "invite" | "lobby" | "table"} Screen */
 
@@ -27,6 +29,18 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
 /**
  * The fair-deal check of a finished match (js/finish.js's `checkMatch`), as its screen says it.
  * @typedef {{ table_id: string, state: "checking" | "ok" | "bad", text: string }} Verification
+ */
+
+/**
+ * The Hint asked for at `version` of the table (the answer's `id`), and the move it
+ * suggests once the server answered (null until then).
+ * @typedef {{ id: string, version: number, move: Move | null }} Coach
+ */
+
+/**
+ * One seat's review of the finished match (js/coach.js's `fetchReview`): asked, answered
+ * with its summary, or none to be had (the server has no review of it).
+ * @typedef {{ table_id: string, seat: number, state: "asking" | "ok" | "none", summary: ReviewSummary | null }} SeatReview
  */
 
 /**
@@ -49,6 +63,8 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
  * @property {boolean} continueSent *Continue* pressed, and no view since
  * @property {RematchOffer | null} offer the others' rematch offer, on the match-over screen
  * @property {Verification | null} verified the fair-deal check of the finished match
+ * @property {Coach | null} coach the Hint asked for on this turn, and its move once answered
+ * @property {SeatReview[]} reviews the finished match's reviews, by seat
  */
 
 /**
@@ -67,7 +83,9 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
  *   | { type: "seat_back_asked" }
  *   | { type: "continue_sent" }
  *   | { type: "table_left" }
- *   | { type: "verify", verified: Verification }} Action
+ *   | { type: "verify", verified: Verification }
+ *   | { type: "hint_asked", id: string, version: number }
+ *   | { type: "reviewed", review: SeatReview }} Action
  */
 
 /** The page as index.html draws it: the loading screen, connecting. @type {AppState} */
@@ -88,6 +106,8 @@ export const initialState = {
   continueSent: false,
   offer: null,
   verified: null,
+  coach: null,
+  reviews: [],
 };
 
 /** No table any more (a new one, a seat given up, a token refused): what the page knew of it goes. */
@@ -101,6 +121,8 @@ const NO_TABLE = Object.freeze({
   seatBackAsked: false,
   continueSent: false,
   verified: null,
+  coach: null,
+  reviews: [],
 });
 
 /** The recent-moves list keeps this many sentences (before a round's two lines). */
@@ -137,7 +159,7 @@ export function reduce(state, action) {
     case "show":
       return { ...state, screen: action.screen, loadingText: action.loading ?? state.loadingText };
     case "move_sent":
-      return { ...state, pending: { id: action.id, version: action.version }, repairMode: false, hint: null };
+      return { ...state, pending: { id: action.id, version: action.version }, repairMode: false, hint: null, coach: null };
     case "repair_toggled":
       return { ...state, repairMode: !state.repairMode && canRepair(state) };
     case "repair_armed":
@@ -156,6 +178,14 @@ export function reduce(state, action) {
       return { ...state, ...NO_TABLE, lobby: null, offer: null, watching: null };
     case "verify":
       return { ...state, verified: action.verified };
+    case "hint_asked":
+      return { ...state, coach: { id: action.id, version: action.version, move: null } };
+    case "reviewed": {
+      const { table_id, seat } = action.review;
+      if (!state.tv || state.tv.table_id !== table_id) return state;
+      const others = state.reviews.filter((r) => r.table_id === table_id && r.seat !== seat);
+      return { ...state, reviews: [...others, action.review].sort((a, b) => a.seat - b.seat) };
+    }
   }
 }
 
@@ -190,11 +220,18 @@ function receive(state, msg, at) {
       return { ...state, lobby: msg, loadingText: "Dealing the cards…", screen: "loading" };
     case "view":
       return receiveView(state, msg, at);
+    case "hint": {
+      // The answer to the Hint asked for this turn (a late one, for a turn gone, changes nothing).
+      const asked = state.coach;
+      if (!asked || asked.id !== msg.id || !state.tv || state.tv.version !== asked.version) return state;
+      return { ...state, coach: { ...asked, move: msg.move } };
+    }
     case "error": {
       let next = state;
       if (WATCH_REFUSED.includes(msg.code) && state.watching) next = { ...next, watching: null };
       if (msg.code === "bad_token") return { ...next, ...NO_TABLE, screen: "home" };
       if (state.pending && (!msg.id || msg.id === state.pending.id)) next = { ...next, pending: null };
+      if (state.coach && !state.coach.move && (!msg.id || msg.id === state.coach.id)) next = { ...next, coach: null };
       if (state.screen === "loading") next = { ...next, screen: state.tv && !isSpectator(state.tv) ? "table" : "home" };
       return next;
     }
@@ -205,7 +242,8 @@ function receive(state, msg, at) {
 
 /**
  * A `view`: the table's latest view, the recent moves, and what the view ends (a move on
- * its way, a repair armed, a hint, a Continue pressed). An older view arriving late changes nothing.
+ * its way, a repair armed, a hint, a Hint's move once a move is made, a Continue pressed).
+ * An older view arriving late changes nothing.
  * @param {AppState} state
  * @param {TableView} tv
  * @param {number} at
@@ -234,5 +272,6 @@ function receiveView(state, tv, at) {
     hint: covered && coverChanged ? null : base.hint,
     seatBackAsked: coverChanged ? false : base.seatBackAsked,
     continueSent: false,
+    coach: base.coach && base.coach.version === tv.version ? base.coach : null,
   };
 }

@@ -9,7 +9,7 @@
 import { el } from "./cards.js";
 import { retryNow } from "./conn.js";
 import { $, button } from "./dom.js";
-import { renderMatchOver, renderRoundOver, renderVerification, tickRoundOver } from "./finish.js";
+import { renderMatchOver, renderReviews, renderRoundOver, renderVerification, tickRoundOver } from "./finish.js";
 import { renderLobby, tickLobby } from "./lobby.js";
 import { isConnected } from "./reduce.js";
 import { renderOffer, renderRematchLobby } from "./rematch.js";
@@ -41,7 +41,19 @@ export function initTable(actions) {
  * The table screen draws these parts of the state (and whether the page is connected).
  * @type {(keyof AppState)[]}
  */
-const TABLE_PARTS = ["screen", "tv", "pending", "repairMode", "historyOpen", "log", "seatBackAsked", "continueSent", "verified"];
+const TABLE_PARTS = [
+  "screen",
+  "tv",
+  "pending",
+  "repairMode",
+  "historyOpen",
+  "log",
+  "seatBackAsked",
+  "continueSent",
+  "verified",
+  "coach",
+  "reviews",
+];
 
 /** Draw `state`: each part of the page whose state changed since the last drawing. @param {AppState} state */
 export function render(state) {
@@ -99,6 +111,7 @@ function renderTable(state) {
     historyOpen: state.historyOpen,
     log: state.log,
     clockSeat: clockSeat(tv),
+    coach: state.coach,
   });
   const roundOver = isBetweenRounds(tv);
   $("round-over").hidden = !roundOver;
@@ -107,6 +120,7 @@ function renderTable(state) {
   $("match-over").hidden = !over;
   if (over) {
     renderMatchOver(tv);
+    renderReviews(tv, state.reviews);
     renderVerification(state.verified && state.verified.table_id === tv.table_id ? state.verified : null);
   }
   renderWatchTable(tv);

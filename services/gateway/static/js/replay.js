@@ -1,29 +1,43 @@
 // @ts-check
 // The replay viewer (replay.html): a finished match, from GET /match/{table_id}.json
 // for /replay/{table_id} or from a downloaded rackem-match/1 file (picker or drop),
-// verified in the page and then stepped through deal by deal and move by move. A page
-// of its own, apart from the game's: what it holds is the viewer's `state` below.
+// verified in the page and then stepped through deal by deal and move by move. With
+// `&review=N` in the link's fragment it also shows the coach's review of seat N (GET
+// /review/{table_id}.json?seat=N, js/coach.js): each decision's mark, the better move
+// and its cost, the accuracy, and jumps to the mistakes. A page of its own, apart from
+// the game's: what it holds is the viewer's `state` below.
 
 import { chip, el } from "./cards.js";
+import { MARKS, SLIPS, accuracyText, costText, fetchReview, markOf, moveAdvice } from "./coach.js";
 import { deckSize, scoredLength, sideOf, sides } from "./rules.js";
 import { MAX_LOG_BYTES, ReplayRefused, buildReplay, parseLogText, whoDecided, winnerText } from "./replay-model.js";
-import { replayNames } from "./replay-link.js";
+import { replayNames, replayReviewSeat } from "./replay-link.js";
 
 import { $, button, input } from "./dom.js";
 
 /** @typedef {import("./protocol.js").Rules} Rules */
 /** @typedef {import("./replay-model.js").Replay} Replay */
 /** @typedef {import("./replay-model.js").Frame} Frame */
+/** @typedef {import("./coach.js").Review} Review */
+/** @typedef {import("./coach.js").ReviewDecision} ReviewDecision */
+
+/**
+ * A review as the viewer shows it: the seat's decisions with the step each was made at
+ * (`step`), by step; the mistakes (inaccuracies and worse) among them.
+ * @typedef {{ seat: number, review: Review, decisions: (ReviewDecision & { step: number, index: number })[],
+ *   slips: (ReviewDecision & { step: number, index: number })[] }} ShownReview
+ */
 
 /** @type {Record<string, string>} */
 const BADGE = { human: "", bot: "bot", cover: "cover" };
 
 /**
  * The viewer's state: the replay shown (null: none, or refused), the step shown, the
- * seats' names (from the link), the timer while it plays.
- * @type {{ replay: Replay | null, step: number, names: string[], timer: ReturnType<typeof setInterval> | null }}
+ * seats' names (from the link), the timer while it plays, the review shown (null: none).
+ * @type {{ replay: Replay | null, step: number, names: string[], timer: ReturnType<typeof setInterval> | null,
+ *   review: ShownReview | null }}
  */
-const state = { replay: null, step: 0, names: [], timer: null };
+const state = { replay: null, step: 0, names: [], timer: null, review: null };
 
 /** The replay shown (the drawing and stepping run only once one is). */
 const shown = () => /** @type {Replay} */ (state.replay);
@@ -56,6 +70,7 @@ function showStatus(text) {
 function refuse(message) {
   stop();
   state.replay = null;
+  dropReview();
   $("viewer").hidden = true;
   $("replay-status").textContent = "";
   const box = $("replay-error");
@@ -66,6 +81,7 @@ function refuse(message) {
 /** Verify `log` and show it from its first step (false: refused). @param {any} log @param {string} source */
 async function show(log, source) {
   stop();
+  dropReview();
   $("replay-error").hidden = true;
   showStatus("Checking the match log…");
   let replay;
@@ -100,8 +116,8 @@ async function show(log, source) {
   return true;
 }
 
-/** @param {string} tableId */
-async function loadTable(tableId) {
+/** @param {string} tableId @param {number} seat the seat whose review to show, -1 for none */
+async function loadTable(tableId, seat) {
   $("replay-title").textContent = "Match replay";
   document.title = `Replay of ${tableId} — Rack'em`;
   showStatus("Loading the match log…");
@@ -130,7 +146,7 @@ async function loadTable(tableId) {
     refuse("✗ The server's answer was not a match log.");
     return;
   }
-  await show(log, `Table ${tableId}, from the server's match log.`);
+  if ((await show(log, `Table ${tableId}, from the server's match log.`)) && seat >= 0) await loadReview(tableId, seat);
 }
 
 /** @param {File | null | undefined} file */
@@ -288,6 +304,7 @@ function render(frame) {
   }
   $("round-end").textContent = endings.join(" ");
   $("round-end").hidden = endings.length === 0;
+  renderStepReview();
 
   $("racks").replaceChildren(...frame.racks.map((_, seat) => rackRow(frame, seat, size, rules)));
   $("stock-count").textContent = `${frame.stock} card${frame.stock === 1 ? "" : "s"}`;
@@ -324,6 +341,174 @@ function setStep(index) {
   button("btn-last").disabled = step === frames.length - 1;
   render(frame);
   if (step === frames.length - 1) stop();
+}
+
+// -- the review ---------------------------------------------------------------------------
+
+function dropReview() {
+  state.review = null;
+  $("review").hidden = true;
+  $("slip-jumps").hidden = true;
+  $("review-keys").hidden = true;
+  $("review-status").hidden = true;
+  $("step-review").hidden = true;
+}
+
+/** Fetch seat `seat`'s review and show it beside the replay (or say quietly that there is none). @param {string} tableId @param {number} seat */
+async function loadReview(tableId, seat) {
+  const status = $("review-status");
+  status.textContent = `Loading the review of ${name(seat)}'s play…`;
+  status.hidden = false;
+  const review = await fetchReview(tableId, seat, 2);
+  if (!state.replay) return;
+  if (!review) {
+    status.textContent = `The review of ${name(seat)}'s play is unavailable right now.`;
+    return;
+  }
+  status.hidden = true;
+  showReview(review, seat);
+}
+
+/** The step of each move of the log (the frame after it). */
+function stepsOfMoves() {
+  /** @type {number[]} */
+  const steps = [];
+  shown().frames.forEach((frame, step) => {
+    if (frame.kind === "move") steps[frame.moveNo - 1] = step;
+  });
+  return steps;
+}
+
+/** Show `review` of `seat`: the summary, the jumps, every decision marked. @param {Review} review @param {number} seat */
+function showReview(review, seat) {
+  const steps = stepsOfMoves();
+  const moves = shown().moves;
+  const decisions = review.decisions
+    .map((d, index) => ({ ...d, index, step: steps[d.at] ?? -1 }))
+    .filter((d) => d.step > 0 && moves[d.at].seat === seat)
+    .sort((a, b) => a.step - b.step);
+  const slips = decisions.filter((d) => SLIPS.includes(d.mark));
+  state.review = { seat, review, decisions, slips };
+  const summary = review.summary;
+  $("review-title").textContent = `Review of ${name(seat)}'s play`;
+  $("review-summary").textContent =
+    `Accuracy ${accuracyText(summary.accuracy)} over ${summary.decisions} decision${summary.decisions === 1 ? "" : "s"}` +
+    (slips.length ? `; ${slips.length} to look at again.` : ": nothing to look at again.");
+  $("review-marks").replaceChildren(
+    ...MARKS.map((m) =>
+      el(
+        "li",
+        { class: `rv rv-${m.mark}` },
+        el("span", { class: "rv-sign", "aria-hidden": "true" }, m.sign),
+        ` ${summary.marks[m.mark] ?? 0} ${m.word}`,
+      ),
+    ),
+  );
+  const byIndex = new Map(decisions.map((d) => [d.index, d]));
+  const costliest = summary.costliest
+    .map((i) => byIndex.get(i))
+    .filter((d) => d !== undefined)
+    .slice(0, 3);
+  $("review-costliest").replaceChildren(
+    ...(costliest.length
+      ? costliest.map((d) =>
+          el(
+            "li",
+            {},
+            el(
+              "button",
+              { type: "button", class: "btn small jump", "data-step": d.step, onclick: () => jump(d.step) },
+              `Move ${d.at + 1}: ${markOf(d.mark).sign} ${markOf(d.mark).word}, ${costText(d.cost)}`,
+            ),
+          ),
+        )
+      : [el("li", { class: "note" }, "none")]),
+  );
+  $("review-log").replaceChildren(
+    ...decisions.map((d) => {
+      const m = markOf(d.mark);
+      const frame = shown().frames[d.step];
+      return el(
+        "li",
+        { class: `rv rv-${d.mark}` },
+        el(
+          "button",
+          { type: "button", class: "decision", "data-step": d.step, onclick: () => jump(d.step) },
+          el("span", { class: "rv-mark" }, el("span", { class: "rv-sign", "aria-hidden": "true" }, m.sign), ` ${m.word}`),
+          ` Move ${d.at + 1}: ${frame.text}`,
+        ),
+      );
+    }),
+  );
+  $("review").hidden = false;
+  $("slip-jumps").hidden = false;
+  $("review-keys").hidden = false;
+  renderStepReview();
+}
+
+/** Stop playing and show `step`. @param {number} step */
+function jump(step) {
+  stop();
+  setStep(step);
+}
+
+/** The review's part of the step shown: the decision's mark, the better move and its cost; the jumps' state. */
+function renderStepReview() {
+  const line = $("step-review");
+  const shownReview = state.review;
+  if (!shownReview) {
+    line.hidden = true;
+    return;
+  }
+  const step = state.step;
+  const decision = shownReview.decisions.find((d) => d.step === step);
+  if (decision) {
+    const m = markOf(decision.mark);
+    const before = shown().frames[step - 1];
+    const top = before.discard.length ? before.discard[before.discard.length - 1] : null;
+    /** @type {(HTMLElement | string)[]} */
+    const parts = [
+      el(
+        "span",
+        { class: `rv-mark rv rv-${decision.mark}` },
+        el("span", { class: "rv-sign", "aria-hidden": "true" }, m.sign),
+        ` ${m.word}`,
+      ),
+    ];
+    if (SLIPS.includes(decision.mark)) {
+      const better = moveAdvice(decision.best, { held: before.held, top });
+      parts.push(` Better: ${better}. This move ${costText(decision.cost)}.`);
+    } else if (decision.mark === "best") {
+      parts.push(" The computer's choice too.");
+    } else {
+      parts.push(` Close to the best: ${moveAdvice(decision.best, { held: before.held, top })}.`);
+    }
+    line.replaceChildren(...parts);
+    line.hidden = false;
+  } else {
+    line.hidden = true;
+  }
+  button("btn-prev-slip").disabled = !shownReview.slips.some((d) => d.step < step);
+  button("btn-next-slip").disabled = !shownReview.slips.some((d) => d.step > step);
+  for (const node of document.querySelectorAll("#review [data-step]")) {
+    if (Number(/** @type {HTMLElement} */ (node).dataset.step) === step) node.setAttribute("aria-current", "step");
+    else node.removeAttribute("aria-current");
+  }
+  const list = $("review-log");
+  const current = list.querySelector('[aria-current="step"]');
+  if (current instanceof HTMLElement && !$("review").hidden) {
+    const top = current.offsetTop - list.offsetTop;
+    if (top < list.scrollTop || top + current.offsetHeight > list.scrollTop + list.clientHeight) {
+      list.scrollTop = Math.max(0, top - list.clientHeight / 2);
+    }
+  }
+}
+
+/** To the next (1) or previous (-1) mistake of the review, if there is one. @param {1 | -1} direction */
+function toSlip(direction) {
+  const slips = state.review ? state.review.slips : [];
+  const found = direction > 0 ? slips.find((d) => d.step > state.step) : slips.findLast((d) => d.step < state.step);
+  if (found) jump(found.step);
 }
 
 function stop() {
@@ -369,6 +554,10 @@ function onKey(event) {
     End: () => setStep(shown().frames.length - 1),
     " ": toggle,
   };
+  if (state.review) {
+    actions.n = actions.N = () => toSlip(1);
+    actions.p = actions.P = () => toSlip(-1);
+  }
   const action = actions[event.key];
   if (!action) return;
   event.preventDefault();
@@ -394,6 +583,8 @@ function wire() {
     setStep(shown().frames.length - 1);
   });
   $("btn-play").addEventListener("click", toggle);
+  $("btn-next-slip").addEventListener("click", () => toSlip(1));
+  $("btn-prev-slip").addEventListener("click", () => toSlip(-1));
   $("speed").addEventListener("change", () => state.timer !== null && play());
   $("slider").addEventListener("input", () => {
     stop();
@@ -424,7 +615,7 @@ wire();
 const tableId = tableIdFromPath(location.pathname);
 if (tableId) {
   state.names = replayNames(location.hash);
-  loadTable(tableId);
+  loadTable(tableId, replayReviewSeat(location.hash));
 } else {
   showStatus("Open a downloaded match log to replay it.");
 }

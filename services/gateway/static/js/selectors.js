@@ -84,3 +84,22 @@ export function seatName(tv, seat) {
   const s = (tv.seats || []).find((x) => x.seat === seat);
   return (s && s.name) || `Seat ${seat + 1}`;
 }
+
+/** The seats people played (a covered seat, and one its player left, are still theirs). @param {TableView} tv */
+export function humanSeats(tv) {
+  return (tv.seats || [])
+    .filter((s) => s.kind !== "bot" || s.left)
+    .map((s) => s.seat)
+    .sort((a, b) => a - b);
+}
+
+/**
+ * The Hint is allowed at this table (as the gateway allows it): this page holds a seat and
+ * every other seat is a computer (a bot's, or one its player left for good) — no other
+ * person plays here, nor a computer covering for one.
+ * @param {TableView} tv
+ */
+export function hintsAllowed(tv) {
+  if (isSpectator(tv)) return false;
+  return (tv.seats || []).every((s) => s.seat === tv.view.seat || s.kind === "bot");
+}

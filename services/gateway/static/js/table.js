@@ -5,14 +5,16 @@
 // list are ever enabled.
 
 import { chip, el, mark, setRackCard, upright } from "./cards.js";
+import { moveAdvice } from "./coach.js";
 import { scoredLength } from "./rules.js";
 
 import { $, button } from "./dom.js";
-import { isMyTurn, isSpectator, legalSets, seatName, turnSeat } from "./selectors.js";
+import { hintsAllowed, isMyTurn, isSpectator, legalSets, seatName, turnSeat } from "./selectors.js";
 
 /** @typedef {import("./protocol.js").TableView} TableView */
 /** @typedef {import("./protocol.js").Seat} Seat */
 /** @typedef {import("./selectors.js").LegalSets} LegalSets */
+/** @typedef {import("./reduce.js").Coach} Coach */
 
 /** A clock's time left, as m:ss. @param {number} ms */
 export function clockText(ms) {
@@ -54,6 +56,7 @@ const teamName = (side) => (side === 0 ? "Team A" : "Team B");
  * @property {(slot: number) => void} repair swap `slot` and the next one
  * @property {() => void} toggleRepair
  * @property {() => void} toggleHistory
+ * @property {() => void} askHint the Hint button: the computer's move for this decision
  */
 
 /**
@@ -65,6 +68,7 @@ const teamName = (side) => (side === 0 ? "Team A" : "Team B");
  * @property {boolean} historyOpen
  * @property {string[]} log the recent moves, newest first
  * @property {number} clockSeat the seat whose clock runs, or -1
+ * @property {Coach | null} coach the Hint asked for on this decision, and its move once answered
  */
 
 export class TableScreen {
@@ -107,6 +111,20 @@ export class TableScreen {
     $("btn-throw").addEventListener("click", () => actions.throwCard());
     $("btn-repair").addEventListener("click", () => actions.toggleRepair());
     $("btn-history").addEventListener("click", () => actions.toggleHistory());
+    // Only put on the page at a table where hints are allowed (never there, not even hidden, otherwise).
+    this.hintButton = el(
+      "button",
+      {
+        type: "button",
+        class: "btn coach",
+        id: "btn-coach",
+        "aria-keyshortcuts": "A",
+        title: "Ask the computer for a good move (A)",
+        onclick: () => actions.askHint(),
+      },
+      "Hint ",
+      el("kbd", {}, "A"),
+    );
     this.lastRack = null;
   }
 
@@ -123,6 +141,40 @@ export class TableScreen {
     this.renderOpponents(tv, size, ui);
     this.renderScores(tv);
     this.renderLog(ui.log);
+    this.renderCoach(tv, mine && !ui.covered && !ui.pending, ui.coach);
+  }
+
+  /**
+   * The Hint button (only where hints are allowed), the suggested pile, slot or Throw
+   * outlined, and the hint in words.
+   * @param {TableView} tv
+   * @param {boolean} deciding this seat may move now
+   * @param {Coach | null} coach
+   */
+  renderCoach(tv, deciding, coach) {
+    const v = tv.view;
+    const allowed = hintsAllowed(tv);
+    const hint = this.hintButton;
+    if (allowed && !hint.isConnected) $("resolve-actions").prepend(hint);
+    if (!allowed) hint.remove();
+    /** @type {HTMLButtonElement} */ (hint).disabled = !deciding || Boolean(coach);
+    const move = allowed && deciding && coach ? coach.move : null;
+    const targets = [];
+    if (move && move.act === "draw") targets.push($(move.from === "discard" ? "discard" : "stock"));
+    if (move && move.act === "throw") targets.push($("btn-throw"));
+    if (move && move.act === "place") targets.push(this.slots[move.slot ?? 0]);
+    if (move && move.act === "repair") targets.push(this.slots[move.slot ?? 0], this.slots[(move.slot ?? 0) + 1]);
+    for (const node of document.querySelectorAll(".coach-pick")) {
+      if (!targets.includes(/** @type {HTMLElement} */ (node))) node.classList.remove("coach-pick");
+    }
+    for (const node of targets) node?.classList.add("coach-pick");
+    const top = v.discard.length ? v.discard[v.discard.length - 1] : null;
+    let text = "";
+    if (allowed && deciding && coach) {
+      text = move ? `Hint: ${moveAdvice(move, { held: v.held, top })}.` : "Hint: thinking…";
+    }
+    const note = $("coach");
+    if (note.textContent !== text) note.textContent = text;
   }
 
   /** @param {TableView} tv */

@@ -1,14 +1,15 @@
 // @ts-check
 // What a new view sets off besides the state (js/reduce.js takes it in): what changed
 // (js/changes.js, pure) made heard — sounds and screen-reader announcements — then the
-// browser's storage (the commitment kept with the seat, the finished-games count) and
-// the first-game hints.
+// browser's storage (the commitment kept with the seat, the finished-games count), the
+// first-game hints, and at the end of a match the coach's review of each player.
 
 import { viewChanges } from "./changes.js";
+import { fetchReview } from "./coach.js";
 import { take as takeHint } from "./hints.js";
 import { scoredLength } from "./rules.js";
 import { announce } from "./screens.js";
-import { isCovered, isMatchOver, isPlaying, isSpectator, legalSets, seatName } from "./selectors.js";
+import { humanSeats, isCovered, isMatchOver, isPlaying, isSpectator, legalSets, seatName } from "./selectors.js";
 import { play } from "./sound.js";
 import { dispatch } from "./state.js";
 import { loadPrefs, loadSeat, saveSeat, updatePrefs } from "./store.js";
@@ -34,6 +35,18 @@ export function reactToView(before, after) {
   }
   const hint = hintFor(tv, changed.myTurn);
   if (hint) dispatch({ type: "hint", text: hint });
+  if (tv.status === "finished" && !after.reviews.some((r) => r.table_id === tv.table_id)) review(tv);
+}
+
+/** Ask for the review of every seat a person played (answers come as `reviewed` actions). @param {TableView} tv */
+function review(tv) {
+  const table_id = tv.table_id;
+  for (const seat of humanSeats(tv)) {
+    dispatch({ type: "reviewed", review: { table_id, seat, state: "asking", summary: null } });
+    fetchReview(table_id, seat, 4).then((got) =>
+      dispatch({ type: "reviewed", review: { table_id, seat, state: got ? "ok" : "none", summary: got ? got.summary : null } }),
+    );
+  }
 }
 
 /** The browser's storage: the commitment kept with the seat, a finished match counted. @param {TableView} tv */
