@@ -242,6 +242,17 @@ def postgres() -> Iterator[Postgres]:
         server.stop()
 
 
+@pytest.fixture
+def own_postgres() -> Iterator[Postgres]:
+    """A PostgreSQL server of the test's own (not the session's), for it to stop and start."""
+    server = Postgres()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that uses a container fixture with ``containers``."""
     for item in items:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import pytest
 from postgres_engine import Postgres
@@ -13,17 +12,6 @@ from redis_engines import free_port
 from services.archive import ArchiveSettings, MatchRecord, RecordStore, migrate, open_records
 from services.archive.settings import parse_database_url
 from services.common.errors import StoreUnavailable
-
-
-@pytest.fixture
-def own_server() -> Iterator[Postgres]:
-    """A server of this test's own, to stop and start (not the session's)."""
-    server = Postgres()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
 
 
 async def _until_served(store: RecordStore, within_s: float = 30) -> float:
@@ -45,19 +33,19 @@ async def test_a_database_that_does_not_answer_is_unavailable() -> None:
         await open_records(settings)
 
 
-async def test_a_restarted_database_is_served_again(own_server: Postgres) -> None:
-    url = own_server.database("outage")
+async def test_a_restarted_database_is_served_again(own_postgres: Postgres) -> None:
+    url = own_postgres.database("outage")
     migrate(parse_database_url(url))
     store = await open_records(ArchiveSettings(database_url=url, database_timeout_ms=2_000))
     try:
         record = MatchRecord("t1", "ABCD", "finished", 1, "{}")
         assert await store.put_record(record)
-        own_server.stop_server()
+        own_postgres.stop_server()
         with pytest.raises(StoreUnavailable):
             await store.get_record("t1")
         with pytest.raises(StoreUnavailable):
             await store.ping()
-        own_server.start_server()
+        own_postgres.start_server()
         # The pool lets the dead connections go and makes new ones, its retries backing
         # off (1 s, 2 s, 4 s…): calls meanwhile are unavailable, then served.
         waited = await _until_served(store)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -97,17 +96,6 @@ async def test_a_replica_refuses_an_archive_whose_schema_is_behind(
     empty.touch()  # a database, without the schema
     with pytest.raises(SchemaBehind, match="rackem migrate"):
         await start_table_server(archive=ArchiveSettings(database_url=f"sqlite:///{empty}"))
-
-
-@pytest.fixture
-def own_postgres() -> Iterator[Postgres]:
-    """A PostgreSQL server of this test's own, to stop and start."""
-    server = Postgres()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_a_replica_that_believes_the_archive_away_still_serves_what_another_wrote(
