@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from redis_engines import Engines
 
+from .otlp import OtlpSink
 from .stack import Stack
 
 # Short clocks so that covering a silent seat happens within a test; bots move at once.
@@ -41,3 +42,14 @@ def stack(redis_engines: Engines, tmp_path_factory: pytest.TempPathFactory) -> I
         yield system
     finally:
         system.stop()
+
+
+@pytest.fixture(scope="module")
+def sink() -> Iterator[OtlpSink]:
+    """An OTLP TraceService of the test's own, on a real gRPC port (tests/system/otlp.py),
+    for services to export their spans to."""
+    receiver = OtlpSink()
+    try:
+        yield receiver
+    finally:
+        receiver.stop()

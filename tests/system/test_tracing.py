@@ -21,15 +21,6 @@ SHORT = {"players": 2, "target": 150}  # a match of a few rounds
 
 
 @pytest.fixture(scope="module")
-def sink() -> Iterator[OtlpSink]:
-    receiver = OtlpSink()
-    try:
-        yield receiver
-    finally:
-        receiver.stop()
-
-
-@pytest.fixture(scope="module")
 def traced(
     redis_engines: Engines, tmp_path_factory: pytest.TempPathFactory, sink: OtlpSink
 ) -> Iterator[Stack]:

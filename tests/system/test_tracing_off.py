@@ -18,15 +18,6 @@ from .stack import Stack
 
 
 @pytest.fixture(scope="module")
-def sink() -> Iterator[OtlpSink]:
-    receiver = OtlpSink()
-    try:
-        yield receiver
-    finally:
-        receiver.stop()
-
-
-@pytest.fixture(scope="module")
 def untraced(
     redis_engines: Engines, tmp_path_factory: pytest.TempPathFactory, sink: OtlpSink
 ) -> Iterator[Stack]:
