@@ -202,16 +202,17 @@ class Archiver:
             event(log, "records_purged", count=purged)
 
     async def record(self, table_id: str, *, away_too: bool = False) -> MatchRecord | None:
-        """The archived record of ``table_id``; None if it is not there, or the archive is
-        away (the store then serves it, while it waits there). ``away_too`` asks even
-        while this replica believes it away; an answer brings it back."""
+        """The archived record of ``table_id``; None if it is not there, or (unless
+        ``away_too``) while this replica believes the archive away. ``away_too`` asks
+        all the same; an answer brings it back. ``StoreUnavailable`` if it does not
+        answer (then it is believed away)."""
         if not self.up and not away_too:
             return None
         try:
             record = await self.records.get_record(table_id)
         except StoreUnavailable:
             await self._failed()
-            return None
+            raise
         await self._answered()
         return record
 

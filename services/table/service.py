@@ -14,7 +14,7 @@ from collections.abc import Callable
 from services._gen.rackem.v1 import table_pb2
 from services.archive.records import MatchRecord
 from services.common import tracing
-from services.common.errors import ServiceError
+from services.common.errors import ServiceError, StoreUnavailable
 from services.table.creation import TABLE_ID, create
 from services.table.feeds import Feed
 from services.table.table import Table
@@ -82,25 +82,39 @@ class TableService:
         until it is written) second. While this replica believes the archive away, the
         order turns: the store first, then the archive all the same, since another replica
         may have seen it back and written the record meanwhile (asking it first would make
-        every request wait on an archive that does not answer)."""
+        every request wait on an archive that does not answer). A record in neither, when
+        the archive did not answer, is ``unavailable`` (try again), never ``no_table``: it
+        may well be there."""
         archiver = self._tables.archiver
         table_id = request.table_id
         if archiver is None or not TABLE_ID.fullmatch(table_id):
             return await (await self._tables.get(table_id)).record()
+        asked = False
         if archiver.up:
-            archived = await archiver.record(table_id)
-            if archived is not None:
-                return _record(archived)
-            return await (await self._tables.get(table_id)).record()
+            asked = True
+            try:
+                archived = await archiver.record(table_id)
+            except StoreUnavailable:
+                archived = None
+            else:
+                if archived is not None:
+                    return _record(archived)
+                return await (await self._tables.get(table_id)).record()
         try:
             return await (await self._tables.get(table_id)).record()
         except ServiceError as exc:
             if exc.code != "no_table":
                 raise
+            missing = exc
+        if asked:  # the archive just failed to answer
+            raise ServiceError("unavailable", "the archive does not answer; try again")
+        try:
             archived = await archiver.record(table_id, away_too=True)
-            if archived is None:
-                raise
-            return _record(archived)
+        except StoreUnavailable:
+            raise ServiceError("unavailable", "the archive does not answer; try again") from None
+        if archived is None:
+            raise missing
+        return _record(archived)
 
 
 def _record(archived: MatchRecord) -> table_pb2.MatchRecord:

@@ -138,3 +138,42 @@ async def test_a_replica_that_believes_the_archive_away_still_serves_what_anothe
         assert served.table_id == table_id and served.code == "ROOM42"
         back = await reader_health.Check(health_pb2.HealthCheckRequest(service=ARCHIVE_HEALTH))
         assert back.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_a_record_the_archive_cannot_serve_now_is_unavailable_never_unknown(
+    start_table_server: ServerFactory, own_postgres: Postgres
+) -> None:
+    """Archived, then PostgreSQL stops: asking for the record is ``unavailable`` (try
+    again) whether the replica still believes the archive there or already away, never
+    NOT_FOUND; once it is back the record is served again."""
+    url = own_postgres.database("unavailable")
+    migrate(parse_database_url(url))
+    archive = ArchiveSettings(database_url=url, database_timeout_ms=1_000)
+    store = MemoryStore()
+    running = await start_table_server(
+        store=store, registry=MemoryRegistry(), archive=archive,
+        archive_sweep_ms=600_000, archive_backoff_max_ms=600_000,
+    )  # fmt: skip
+    async with open_channel(running.addr) as channel:
+        stub = table_pb2_grpc.TableStub(channel)
+        table_id = (await create_table(stub, humans=0, bots=2)).table_id
+        await _until_gone(store, table_id)  # archived at its finish
+        request = table_pb2.SummaryRequest(table_id=table_id)
+        assert (await stub.GetRecord(request)).table_id == table_id
+        own_postgres.stop_server()
+        try:
+            for _believed in ("there", "away"):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.GetRecord(request)
+                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        finally:
+            own_postgres.start_server()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert (await stub.GetRecord(request)).table_id == table_id
+                break
+            except grpc.aio.AioRpcError as exc:
+                assert exc.code() == grpc.StatusCode.UNAVAILABLE
+                assert time.monotonic() < deadline, "the record was not served again"
+                await asyncio.sleep(0.2)
