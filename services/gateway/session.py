@@ -342,36 +342,35 @@ class Session:
     async def _move(self, message: dict[str, Any]) -> None:
         """A seat's move, from its frame to its answer: one ``move`` span, with tracing on
         (docs/tracing.md)."""
-        with tracing.span("move", tracing.SERVER, {"rackem.move.act": _act(message)}):
-            await self._submit(message)
-
-    async def _submit(self, message: dict[str, Any]) -> None:
-        move_id: str = message["id"]
-        try:
-            seat = self._playing(move_id)
-            request = tb.SubmitMoveRequest(
-                table_id=seat.table_id,
-                token=seat.token,
-                move=messages.move_to_pb(message["move"]),
-                move_id=move_id,
-            )
-        except ProtocolError as err:
-            err.move_id = move_id
-            raise
-        if "version" in message:
-            request.expected_version = message["version"]
-        started = time.perf_counter()
-        try:
-            version = await self.backends.submit(seat.replica, request)
-        except ServiceError as err:
-            self.admission.answered(time.perf_counter() - started)
-            self.metrics.moves_refused.inc()
-            raise from_service(err.code, err.message, move_id) from None
-        took = time.perf_counter() - started
-        self.admission.answered(took)
-        self.metrics.move_latency.observe(took)
-        self.metrics.moves_accepted.inc()
-        self.push({"type": "moved", "id": move_id, "version": version})
+        with tracing.span("move", tracing.SERVER) as current:
+            if current is not None and current.is_recording():  # a sampled move only
+                current.set_attribute("rackem.move.act", _act(message))
+            move_id: str = message["id"]
+            try:
+                seat = self._playing(move_id)
+                request = tb.SubmitMoveRequest(
+                    table_id=seat.table_id,
+                    token=seat.token,
+                    move=messages.move_to_pb(message["move"]),
+                    move_id=move_id,
+                )
+            except ProtocolError as err:
+                err.move_id = move_id
+                raise
+            if "version" in message:
+                request.expected_version = message["version"]
+            started = time.perf_counter()
+            try:
+                version = await self.backends.submit(seat.replica, request)
+            except ServiceError as err:
+                self.admission.answered(time.perf_counter() - started)
+                self.metrics.moves_refused.inc()
+                raise from_service(err.code, err.message, move_id) from None
+            took = time.perf_counter() - started
+            self.admission.answered(took)
+            self.metrics.move_latency.observe(took)
+            self.metrics.moves_accepted.inc()
+            self.push({"type": "moved", "id": move_id, "version": version})
 
     async def _continue(self, message: dict[str, Any]) -> None:
         seat = self._playing()
