@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from services._gen.rackem.v1 import game_pb2 as rackem_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1arackem/v1/matchmaker.proto\x12\trackem.v1\x1a\x14rackem/v1/game.proto\"2\n\x11QuickMatchRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\"{\n\x14\x43reatePrivateRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x05rules\x18\x02 \x01(\x0b\x32\x10.rackem.v1.Rules\x12\r\n\x05level\x18\x03 \x01(\t\x12\x11\n\tstart_now\x18\x04 \x01(\x08\x12\x12\n\nspectators\x18\x05 \x01(\t\")\n\x0bJoinRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x1d\n\x0cTokenRequest\x12\r\n\x05token\x18\x01 \x01(\t\"\x1c\n\x0cLobbyRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\"C\n\tLobbySeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05taken\x18\x03 \x01(\x08\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\"\xf1\x01\n\x05Lobby\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x1f\n\x05rules\x18\x03 \x01(\x0b\x32\x10.rackem.v1.Rules\x12#\n\x05seats\x18\x04 \x03(\x0b\x32\x14.rackem.v1.LobbySeat\x12\x14\n\x0c\x63reator_seat\x18\x05 \x01(\x05\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x0f\n\x07replica\x18\x07 \x01(\t\x12\x18\n\x10\x66ill_deadline_ms\x18\x08 \x01(\x03\x12\x0e\n\x06public\x18\t \x01(\x08\x12\r\n\x05level\x18\n \x01(\t\x12\x12\n\nspectators\x18\x0b \x01(\t\"f\n\x06Seated\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x10\n\x08table_id\x18\x04 \x01(\t\x12\x1f\n\x05lobby\x18\x05 \x01(\x0b\x32\x10.rackem.v1.Lobby2\x85\x05\n\nMatchmaker\x12=\n\nQuickMatch\x12\x1c.rackem.v1.QuickMatchRequest\x1a\x11.rackem.v1.Seated\x12\x41\n\x0b\x43reateTable\x12\x1f.rackem.v1.CreatePrivateRequest\x1a\x11.rackem.v1.Seated\x12\x37\n\nJoinByCode\x12\x16.rackem.v1.JoinRequest\x1a\x11.rackem.v1.Seated\x12\x32\n\x05Start\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby\x12\x32\n\x05Leave\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby\x12\x34\n\x06Locate\x12\x17.rackem.v1.TokenRequest\x1a\x11.rackem.v1.Seated\x12\x35\n\x08GetLobby\x12\x17.rackem.v1.LobbyRequest\x1a\x10.rackem.v1.Lobby\x12\x39\n\nWatchLobby\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby0\x01\x12\x38\n\tWatchCode\x12\x17.rackem.v1.LobbyRequest\x1a\x10.rackem.v1.Lobby0\x01\x12\x35\n\x07Rematch\x12\x17.rackem.v1.TokenRequest\x1a\x11.rackem.v1.Seated\x12;\n\x0cWatchRematch\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1arackem/v1/matchmaker.proto\x12\trackem.v1\x1a\x14rackem/v1/game.proto\"S\n\x11QuickMatchRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\x05\x12\x0f\n\x07profile\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x05\"\xba\x01\n\x14\x43reatePrivateRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x05rules\x18\x02 \x01(\x0b\x32\x10.rackem.v1.Rules\x12\r\n\x05level\x18\x03 \x01(\t\x12\x11\n\tstart_now\x18\x04 \x01(\x08\x12\x12\n\nspectators\x18\x05 \x01(\t\x12\x0f\n\x07profile\x18\x06 \x01(\t\x12\r\n\x05rated\x18\x07 \x01(\x08\x12\x0e\n\x06rating\x18\x08 \x01(\x05\x12\r\n\x05\x64\x61ily\x18\t \x01(\t\"J\n\x0bJoinRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07profile\x18\x03 \x01(\t\x12\x0e\n\x06rating\x18\x04 \x01(\x05\"\x1d\n\x0cTokenRequest\x12\r\n\x05token\x18\x01 \x01(\t\"\x1c\n\x0cLobbyRequest\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\"C\n\tLobbySeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05taken\x18\x03 \x01(\x08\x12\x0b\n\x03\x62ot\x18\x04 \x01(\x08\"\x8f\x02\n\x05Lobby\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x1f\n\x05rules\x18\x03 \x01(\x0b\x32\x10.rackem.v1.Rules\x12#\n\x05seats\x18\x04 \x03(\x0b\x32\x14.rackem.v1.LobbySeat\x12\x14\n\x0c\x63reator_seat\x18\x05 \x01(\x05\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x0f\n\x07replica\x18\x07 \x01(\t\x12\x18\n\x10\x66ill_deadline_ms\x18\x08 \x01(\x03\x12\x0e\n\x06public\x18\t \x01(\x08\x12\r\n\x05level\x18\n \x01(\t\x12\x12\n\nspectators\x18\x0b \x01(\t\x12\r\n\x05rated\x18\x0c \x01(\x08\x12\r\n\x05\x64\x61ily\x18\r \x01(\t\"f\n\x06Seated\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x10\n\x08table_id\x18\x04 \x01(\t\x12\x1f\n\x05lobby\x18\x05 \x01(\x0b\x32\x10.rackem.v1.Lobby2\x85\x05\n\nMatchmaker\x12=\n\nQuickMatch\x12\x1c.rackem.v1.QuickMatchRequest\x1a\x11.rackem.v1.Seated\x12\x41\n\x0b\x43reateTable\x12\x1f.rackem.v1.CreatePrivateRequest\x1a\x11.rackem.v1.Seated\x12\x37\n\nJoinByCode\x12\x16.rackem.v1.JoinRequest\x1a\x11.rackem.v1.Seated\x12\x32\n\x05Start\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby\x12\x32\n\x05Leave\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby\x12\x34\n\x06Locate\x12\x17.rackem.v1.TokenRequest\x1a\x11.rackem.v1.Seated\x12\x35\n\x08GetLobby\x12\x17.rackem.v1.LobbyRequest\x1a\x10.rackem.v1.Lobby\x12\x39\n\nWatchLobby\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby0\x01\x12\x38\n\tWatchCode\x12\x17.rackem.v1.LobbyRequest\x1a\x10.rackem.v1.Lobby0\x01\x12\x35\n\x07Rematch\x12\x17.rackem.v1.TokenRequest\x1a\x11.rackem.v1.Seated\x12;\n\x0cWatchRematch\x12\x17.rackem.v1.TokenRequest\x1a\x10.rackem.v1.Lobby0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,21 +33,21 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'services._gen.rackem.v1.mat
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_QUICKMATCHREQUEST']._serialized_start=63
-  _globals['_QUICKMATCHREQUEST']._serialized_end=113
-  _globals['_CREATEPRIVATEREQUEST']._serialized_start=115
-  _globals['_CREATEPRIVATEREQUEST']._serialized_end=238
-  _globals['_JOINREQUEST']._serialized_start=240
-  _globals['_JOINREQUEST']._serialized_end=281
-  _globals['_TOKENREQUEST']._serialized_start=283
-  _globals['_TOKENREQUEST']._serialized_end=312
-  _globals['_LOBBYREQUEST']._serialized_start=314
-  _globals['_LOBBYREQUEST']._serialized_end=342
-  _globals['_LOBBYSEAT']._serialized_start=344
-  _globals['_LOBBYSEAT']._serialized_end=411
-  _globals['_LOBBY']._serialized_start=414
-  _globals['_LOBBY']._serialized_end=655
-  _globals['_SEATED']._serialized_start=657
-  _globals['_SEATED']._serialized_end=759
-  _globals['_MATCHMAKER']._serialized_start=762
-  _globals['_MATCHMAKER']._serialized_end=1407
+  _globals['_QUICKMATCHREQUEST']._serialized_end=146
+  _globals['_CREATEPRIVATEREQUEST']._serialized_start=149
+  _globals['_CREATEPRIVATEREQUEST']._serialized_end=335
+  _globals['_JOINREQUEST']._serialized_start=337
+  _globals['_JOINREQUEST']._serialized_end=411
+  _globals['_TOKENREQUEST']._serialized_start=413
+  _globals['_TOKENREQUEST']._serialized_end=442
+  _globals['_LOBBYREQUEST']._serialized_start=444
+  _globals['_LOBBYREQUEST']._serialized_end=472
+  _globals['_LOBBYSEAT']._serialized_start=474
+  _globals['_LOBBYSEAT']._serialized_end=541
+  _globals['_LOBBY']._serialized_start=544
+  _globals['_LOBBY']._serialized_end=815
+  _globals['_SEATED']._serialized_start=817
+  _globals['_SEATED']._serialized_end=919
+  _globals['_MATCHMAKER']._serialized_start=922
+  _globals['_MATCHMAKER']._serialized_end=1567
 # @@protoc_insertion_point(module_scope)

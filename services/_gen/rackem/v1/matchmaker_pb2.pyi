@@ -25,17 +25,25 @@ class QuickMatchRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     players: _builtins.int
+    profile: _builtins.str
+    """the player's profile id (empty: none): with every human profiled, rated"""
+    rating: _builtins.int
+    """that profile's rating as shown (docs/profiles.md): matched by level"""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         players: _builtins.int = ...,
+        profile: _builtins.str = ...,
+        rating: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "players", b"players", "profile", b"profile", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -50,12 +58,24 @@ class CreatePrivateRequest(_message.Message):
     LEVEL_FIELD_NUMBER: _builtins.int
     START_NOW_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    DAILY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     level: _builtins.str
     """difficulty of the bots that fill empty seats"""
     start_now: _builtins.bool
     spectators: _builtins.str
     """off (default) | public: anyone with the code may watch"""
+    profile: _builtins.str
+    """the creator's profile id (empty: none)"""
+    rated: _builtins.bool
+    """rated: every human seat must bring a profile (profile_required)"""
+    rating: _builtins.int
+    """the creator's rating as shown: the level nearest it fills empty seats"""
+    daily: _builtins.str
+    """YYYY-MM-DD: the Daily Rack (start_now, one hard bot, default rules)"""
     @_builtins.property
     def rules(self) -> _game_pb2.Rules: ...
     def __init__(
@@ -66,10 +86,14 @@ class CreatePrivateRequest(_message.Message):
         level: _builtins.str = ...,
         start_now: _builtins.bool = ...,
         spectators: _builtins.str = ...,
+        profile: _builtins.str = ...,
+        rated: _builtins.bool = ...,
+        rating: _builtins.int = ...,
+        daily: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["level", b"level", "name", b"name", "rules", b"rules", "spectators", b"spectators", "start_now", b"start_now"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["daily", b"daily", "level", b"level", "name", b"name", "profile", b"profile", "rated", b"rated", "rating", b"rating", "rules", b"rules", "spectators", b"spectators", "start_now", b"start_now"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -81,17 +105,24 @@ class JoinRequest(_message.Message):
 
     CODE_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     name: _builtins.str
+    profile: _builtins.str
+    """the joiner's profile id (empty: none)"""
+    rating: _builtins.int
     def __init__(
         self,
         *,
         code: _builtins.str = ...,
         name: _builtins.str = ...,
+        profile: _builtins.str = ...,
+        rating: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "name", b"name", "profile", b"profile", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -179,6 +210,8 @@ class Lobby(_message.Message):
     PUBLIC_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    DAILY_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     table_id: _builtins.str
     creator_seat: _builtins.int
@@ -193,6 +226,9 @@ class Lobby(_message.Message):
     level: _builtins.str
     spectators: _builtins.str
     """off | public"""
+    rated: _builtins.bool
+    daily: _builtins.str
+    """the Daily Rack's day, or empty"""
     @_builtins.property
     def rules(self) -> _game_pb2.Rules: ...
     @_builtins.property
@@ -211,10 +247,12 @@ class Lobby(_message.Message):
         public: _builtins.bool = ...,
         level: _builtins.str = ...,
         spectators: _builtins.str = ...,
+        rated: _builtins.bool = ...,
+        daily: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "creator_seat", b"creator_seat", "fill_deadline_ms", b"fill_deadline_ms", "level", b"level", "public", b"public", "replica", b"replica", "rules", b"rules", "seats", b"seats", "spectators", b"spectators", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "creator_seat", b"creator_seat", "daily", b"daily", "fill_deadline_ms", b"fill_deadline_ms", "level", b"level", "public", b"public", "rated", b"rated", "replica", b"replica", "rules", b"rules", "seats", b"seats", "spectators", b"spectators", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -27,12 +27,15 @@ class SeatSpec(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     TOKEN_HASH_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     bot: _builtins.bool
     level: _builtins.str
     """easy | medium | hard (bots, and the cover for a human)"""
     token_hash: _builtins.str
     """hex SHA-256 of the seat token; empty: the table makes a token"""
+    profile: _builtins.str
+    """the id of the profile playing this seat (docs/profiles.md); empty: none"""
     def __init__(
         self,
         *,
@@ -40,10 +43,11 @@ class SeatSpec(_message.Message):
         bot: _builtins.bool = ...,
         level: _builtins.str = ...,
         token_hash: _builtins.str = ...,
+        profile: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "level", b"level", "name", b"name", "token_hash", b"token_hash"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "level", b"level", "name", b"name", "profile", b"profile", "token_hash", b"token_hash"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -58,12 +62,18 @@ class CreateTableRequest(_message.Message):
     RULES_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    DAILY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """empty: the table makes one"""
     code: _builtins.str
     """room code, for records and views"""
     spectators: _builtins.bool
     """true: anyone with the code may watch (public information only)"""
+    rated: _builtins.bool
+    """the match changes its profiled seats' ratings when it finishes"""
+    daily: _builtins.str
+    """YYYY-MM-DD: the Daily Rack of that UTC day (the table derives its seed)"""
     @_builtins.property
     def rules(self) -> _game_pb2.Rules: ...
     @_builtins.property
@@ -76,10 +86,12 @@ class CreateTableRequest(_message.Message):
         rules: _game_pb2.Rules | None = ...,
         seats: _abc.Iterable[Global___SeatSpec] | None = ...,
         spectators: _builtins.bool = ...,
+        rated: _builtins.bool = ...,
+        daily: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "rules", b"rules", "seats", b"seats", "spectators", b"spectators", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "daily", b"daily", "rated", b"rated", "rules", b"rules", "seats", b"seats", "spectators", b"spectators", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -473,3 +485,50 @@ class LinkFailure(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LinkFailure: _TypeAlias = LinkFailure  # noqa: Y015
+
+@_typing.final
+class DailyRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DAY_FIELD_NUMBER: _builtins.int
+    day: _builtins.str
+    """YYYY-MM-DD (UTC); not after today"""
+    def __init__(
+        self,
+        *,
+        day: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["day", b"day"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DailyRequest: _TypeAlias = DailyRequest  # noqa: Y015
+
+@_typing.final
+class DailyReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DAY_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    day: _builtins.str
+    commitment: _builtins.str
+    """as in the match log: what every entry of the day is played from"""
+    seed: _builtins.str
+    """empty while the day is open"""
+    def __init__(
+        self,
+        *,
+        day: _builtins.str = ...,
+        commitment: _builtins.str = ...,
+        seed: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "day", b"day", "seed", b"seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DailyReply: _TypeAlias = DailyReply  # noqa: Y015

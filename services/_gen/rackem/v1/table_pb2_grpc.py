@@ -54,6 +54,11 @@ class TableStub:
                 request_serializer=rackem_dot_v1_dot_table__pb2.LinkUp.SerializeToString,
                 response_deserializer=rackem_dot_v1_dot_table__pb2.LinkDown.FromString,
                 _registered_method=True)
+        self.GetDaily = channel.unary_unary(
+                '/rackem.v1.Table/GetDaily',
+                request_serializer=rackem_dot_v1_dot_table__pb2.DailyRequest.SerializeToString,
+                response_deserializer=rackem_dot_v1_dot_table__pb2.DailyReply.FromString,
+                _registered_method=True)
 
 
 class TableServicer:
@@ -91,6 +96,14 @@ class TableServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetDaily(self, request, context):
+        """The Daily Rack of a UTC day: its commitment from when the day opens, its seed once
+        the day has closed (docs/profiles.md, *The Daily Rack*).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -113,6 +126,11 @@ def add_TableServicer_to_server(servicer, server):
                     servicer.Link,
                     request_deserializer=rackem_dot_v1_dot_table__pb2.LinkUp.FromString,
                     response_serializer=rackem_dot_v1_dot_table__pb2.LinkDown.SerializeToString,
+            ),
+            'GetDaily': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDaily,
+                    request_deserializer=rackem_dot_v1_dot_table__pb2.DailyRequest.FromString,
+                    response_serializer=rackem_dot_v1_dot_table__pb2.DailyReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -223,6 +241,33 @@ class Table:
             '/rackem.v1.Table/Link',
             rackem_dot_v1_dot_table__pb2.LinkUp.SerializeToString,
             rackem_dot_v1_dot_table__pb2.LinkDown.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetDaily(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rackem.v1.Table/GetDaily',
+            rackem_dot_v1_dot_table__pb2.DailyRequest.SerializeToString,
+            rackem_dot_v1_dot_table__pb2.DailyReply.FromString,
             options,
             channel_credentials,
             insecure,

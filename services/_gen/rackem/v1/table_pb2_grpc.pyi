@@ -45,6 +45,10 @@ class TableStub:
     and the views come down, many to a message when they queue up: one HTTP/2 stream per
     gateway and replica, not a call per move and a stream per seat.
     """
+    GetDaily: _grpc.UnaryUnaryMultiCallable[_table_pb2.DailyRequest, _table_pb2.DailyReply]
+    """The Daily Rack of a UTC day: its commitment from when the day opens, its seed once
+    the day has closed (docs/profiles.md, *The Daily Rack*).
+    """
 
 @_typing.type_check_only
 class TableAsyncStub(TableStub):
@@ -62,6 +66,10 @@ class TableAsyncStub(TableStub):
     continues, leaves, seat subscriptions and spectators' watches go up, their answers
     and the views come down, many to a message when they queue up: one HTTP/2 stream per
     gateway and replica, not a call per move and a stream per seat.
+    """
+    GetDaily: _aio.UnaryUnaryMultiCallable[_table_pb2.DailyRequest, _table_pb2.DailyReply]  # type: ignore[assignment]
+    """The Daily Rack of a UTC day: its commitment from when the day opens, its seed once
+    the day has closed (docs/profiles.md, *The Daily Rack*).
     """
 
 class TableServicer(metaclass=_abc_1.ABCMeta):
@@ -101,6 +109,16 @@ class TableServicer(metaclass=_abc_1.ABCMeta):
         continues, leaves, seat subscriptions and spectators' watches go up, their answers
         and the views come down, many to a message when they queue up: one HTTP/2 stream per
         gateway and replica, not a call per move and a stream per seat.
+        """
+
+    @_abc_1.abstractmethod
+    def GetDaily(
+        self,
+        request: _table_pb2.DailyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.DailyReply, _abc.Awaitable[_table_pb2.DailyReply]]:
+        """The Daily Rack of a UTC day: its commitment from when the day opens, its seed once
+        the day has closed (docs/profiles.md, *The Daily Rack*).
         """
 
 def add_TableServicer_to_server(servicer: TableServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
