@@ -38,6 +38,7 @@ from capacity_model import (
     ROOT,
     Measured,
     lease_index_setting,
+    load,
     measured,
     per_pod,
     plan,
@@ -426,8 +427,50 @@ def memory_section(m: Measured, plans: list[dict[str, Any]]) -> list[str]:
         "times the daily figure. Backups add their own copies: each daily dump is about",
         "the size of the archive (the logs are already compressed; docs/archive.md).",
         "",
+        *_profiles(),
     ]
     return lines
+
+
+GIB_ = 2**30
+BACKENDS = {"postgresql": "PostgreSQL", "sqlite": "SQLite"}
+
+
+def _profiles() -> list[str]:
+    """Bytes per profile and per history entry (``profile_bytes.json``, bench/profile_bytes.py)."""
+    got = load("profile_bytes.json")
+    backends = [b for b in ("postgresql", "sqlite") if b in got]
+    cell = " | ".join
+    full = {b: got[b]["profile_after"] + 50 * got[b]["history_entry"] for b in backends}
+    return [
+        "### Profiles",
+        "",
+        f"`bench/profile_bytes.py`: {got['profiles']:,} profiles made through the profile store,",
+        f"then {got['profiles'] * got['matches_per_profile'] // 2:,} rated two-player results",
+        "applied (0 to 2 bots beside); each table's size with its indexes (PostgreSQL's",
+        "`pg_total_relation_size` after VACUUM, SQLite's `dbstat` pages) over the rows made.",
+        "",
+        "| bytes | " + cell(BACKENDS[b] for b in backends) + " |",
+        "|---|" + "---|" * len(backends),
+        "| a new profile, its key included | "
+        + cell(f"{got[b]['fresh_profile']:,.0f} B" for b in backends)
+        + " |",
+        f"| a profile after {got['matches_per_profile']} matches (its stats grown) | "
+        + cell(f"{got[b]['profile_after']:,.0f} B" for b in backends)
+        + " |",
+        "| a history entry | " + cell(f"{got[b]['history_entry']:,.0f} B" for b in backends) + " |",
+        "| a match's `applied_results` row | "
+        + cell(f"{got[b]['applied_result']:,.0f} B" for b in backends)
+        + " |",
+        "| a profile with its full history (50 entries) | "
+        + cell(f"{full[b] / 1024:,.1f} KiB" for b in backends)
+        + " |",
+        "",
+        "A profile's history is capped at 50 entries, so a million profiles that have each",
+        f"played 50 matches take about {full[backends[0]] * 1e6 / GIB_:,.1f} GiB in",
+        f"{BACKENDS[backends[0]]}; `applied_results` grows by one row a match applied.",
+        "",
+    ]
 
 
 def main() -> None:

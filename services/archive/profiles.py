@@ -62,6 +62,7 @@ class SeatResult:
     rounds_won: int  # rounds this seat went out in (won)
     own_turns_to_go_out: tuple[int, ...]  # per round this seat went out in: its own turns
     best_bonus_run: int  # the longest bonus run it went out with (0: none)
+    own_turns: int = 0  # every turn the seat took in the match (the Daily Rack's board)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,8 @@ class MatchResult:
     rated: bool
     daily: str  # YYYY-MM-DD for a Daily Rack match, else ""
     seats: tuple[SeatResult, ...]
-    teams: tuple[tuple[int, ...], ...] = field(default=())  # partners: seats per side; () = each seat alone
+    # partners: the seats of each side; () = each seat alone
+    teams: tuple[tuple[int, ...], ...] = field(default=())
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,31 +18,37 @@ from services.archive.settings import parse_database_url
 
 MIGRATIONS = Path(schema.__file__).parent / "migrations"
 
+HEAD = schema.head()  # this release's
+NEXT = f"{int(HEAD) + 1:04d}"  # a later release's
 SECOND = """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
+revision = "{next}"
+down_revision = "{head}"
 
 
 def upgrade() -> None:
-    op.create_table("profiles", sa.Column("player_id", sa.Text(), primary_key=True))
+    op.create_table("later_things", sa.Column("thing_id", sa.Text(), primary_key=True))
     {fail}
 """
 
 
 @pytest.fixture
 def next_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """This release's migrations plus a 0002 (a later release's); ``fail`` it by writing
+    """This release's migrations plus a ``NEXT`` (a later release's); ``fail`` it by writing
     ``raise RuntimeError`` into it."""
     location = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS, location, ignore=shutil.ignore_patterns("__pycache__"))
-    (location / "versions" / "0002_profiles.py").write_text(SECOND.format(fail=""))
+    (location / "versions" / f"{NEXT}_later.py").write_text(_second(""))
     monkeypatch.setattr(schema, "LOCATION", str(location))
     schema._script.cache_clear()
     yield location
     schema._script.cache_clear()
+
+
+def _second(fail: str) -> str:
+    return SECOND.format(next=NEXT, head=HEAD, fail=fail)
 
 
 def _tables(url: str) -> set[str]:
@@ -64,7 +70,7 @@ def test_migrate_brings_an_empty_database_to_the_head(empty_url: str) -> None:
     before, after = migrate(url)
     assert (before.current, before.state) == ((), "behind")
     assert (after.current, after.state) == ((schema.head(),), "current")
-    assert {"alembic_version", "match_records"} <= _tables(empty_url)
+    assert {"alembic_version", "match_records", "profiles"} <= _tables(empty_url)
 
 
 def test_migrating_twice_changes_nothing(url: str) -> None:
@@ -105,13 +111,14 @@ async def test_a_service_refuses_a_database_without_the_schema(empty_url: str) -
 
 
 async def test_a_service_refuses_a_schema_behind_its_release(url: str, next_release: Path) -> None:
-    """The database at 0001, the release at 0002: not served until migrated."""
+    """The database at this release's head, the next release's beyond: not served until
+    migrated."""
     assert status(parse_database_url(url)).state == "behind"
-    with pytest.raises(SchemaBehind, match="is at 0001; this release needs 0002"):
+    with pytest.raises(SchemaBehind, match=f"is at {HEAD}; this release needs {NEXT}"):
         await open_records(ArchiveSettings(database_url=url))
     before, after = migrate(parse_database_url(url))
-    assert (before.current, after.current) == (("0001",), ("0002",))
-    assert "profiles" in _tables(url)
+    assert (before.current, after.current) == ((HEAD,), (NEXT,))
+    assert "later_things" in _tables(url)
     store = await open_records(ArchiveSettings(database_url=url))
     await store.close()
 
@@ -121,12 +128,12 @@ async def test_a_release_serves_a_schema_a_newer_release_migrated(
 ) -> None:
     """A rolling upgrade: the new release's migration ran first; the old replicas still
     running (or restarting) serve on, and say so."""
-    migrate(parse_database_url(url))  # to 0002
+    migrate(parse_database_url(url))  # to NEXT
     monkeypatch.setattr(schema, "LOCATION", str(MIGRATIONS))  # back to this release
     schema._script.cache_clear()
     assert status(parse_database_url(url)).state == "ahead"
     before, after = migrate(parse_database_url(url))  # leaves it as it is
-    assert before.current == after.current == ("0002",)
+    assert before.current == after.current == (NEXT,)
     with caplog.at_level(logging.WARNING, logger="rackem.archive"):
         store = await open_records(ArchiveSettings(database_url=url))
     await store.close()
@@ -134,10 +141,10 @@ async def test_a_release_serves_a_schema_a_newer_release_migrated(
 
 
 def test_a_failed_migration_leaves_the_schema_as_it_was(url: str, next_release: Path) -> None:
-    second = next_release / "versions" / "0002_profiles.py"
-    second.write_text(SECOND.format(fail='raise RuntimeError("a step that fails")'))
+    second = next_release / "versions" / f"{NEXT}_later.py"
+    second.write_text(_second('raise RuntimeError("a step that fails")'))
     tables = _tables(url)
     with pytest.raises(RuntimeError, match="a step that fails"):
         migrate(parse_database_url(url))
-    assert _tables(url) == tables  # no profiles table: the whole migration rolled back
-    assert status(parse_database_url(url)).current == ("0001",)
+    assert _tables(url) == tables  # no later_things table: the whole migration rolled back
+    assert status(parse_database_url(url)).current == (HEAD,)
