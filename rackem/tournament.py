@@ -49,6 +49,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rules", default=None, help='rules options as JSON, e.g. {"bonus": true}')
     p.add_argument("--jobs", type=int, default=1, help="worker processes")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--rated",
+        action="store_true",
+        help="also rate each level as a player (OpenSkill Plackett-Luce, in match order): "
+        "the figures of services/profiles/levels.py",
+    )
     p.set_defaults(func=run)
 
 
@@ -62,6 +68,7 @@ class MatchRecord:
     out_turns: list[int] = field(default_factory=list)  # own turns taken, per won round
     times: dict[str, list[float]] = field(default_factory=dict)  # decision seconds per bot
     cpu: dict[str, list[float]] = field(default_factory=dict)  # decision CPU seconds per bot
+    scores: list[int] = field(default_factory=list)  # final score per side
 
 
 def match_seed(seed: str, index: int) -> bytes:
@@ -91,6 +98,7 @@ def play_match(rules: Rules, seats: Sequence[str], seed: bytes) -> MatchRecord:
             rounds_seen = len(match.rounds)
         if outcome is not None:
             record.winner = outcome.winner
+            record.scores = match.side_totals()
             return record
         if match.phase == "round_over":
             match.next_round()
@@ -247,10 +255,18 @@ def run(args: argparse.Namespace) -> int:
             _progress(len(records), args.matches)
     summary = summarize(rules, records)
     summary = {"players": rules.players, "matches": args.matches, "seed": args.seed, **summary}
+    if getattr(args, "rated", False):
+        from rackem.rated import rate_levels
+
+        summary["rated"] = rate_levels(rules, records)
     if args.json:
         print(json.dumps(summary))
     else:
         print(_table(summary))
+        if "rated" in summary:
+            from rackem.rated import rated_table
+
+            print(rated_table(summary["rated"]))
     return 0
 
 

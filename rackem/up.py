@@ -13,9 +13,12 @@ environment variables, as under ``rackem serve``.
 Without Redis, what is done (finished tables, started tables' matchmaker records) is
 kept in SQLite files under ``--data DIR`` (default ``$XDG_DATA_HOME/rackem``, else
 ``~/.local/share/rackem``), out of memory and across restarts: a match record is
-served after ``rackem up`` restarts on the same directory. With Redis, finished matches'
-records go to the archive tier (docs/archive.md) as deployed: ``DATABASE_URL`` if set,
-else ``sqlite:///DIR/archive.sqlite3``, migrated at start (one process: no race).
+served after ``rackem up`` restarts on the same directory. With or without Redis,
+finished matches' records and results, and the profiles, go to the archive tier
+(docs/archive.md) as deployed: ``DATABASE_URL`` if set, else
+``sqlite:///DIR/archive.sqlite3``, migrated at start (one process: no race).
+The Daily Rack's secret is ``DAILY_SECRET``, else ``DIR/daily.secret``, made on the first
+start (``daily_secret``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -173,19 +177,44 @@ class System:
 async def archive_settings(
     env: Mapping[str, str] | None, redis_url: str | None, data_dir: str
 ) -> ArchiveSettings:
-    """The archive's settings from ``env``; with Redis and no ``DATABASE_URL``, an SQLite
-    archive under ``data_dir`` (``archive.sqlite3``), made or migrated now. Without Redis,
-    the in-process store keeps finished tables itself (services/common/archive.py)."""
+    """The archive's settings from ``env``; without ``DATABASE_URL``, an SQLite archive
+    under ``data_dir`` (``archive.sqlite3``), made or migrated now, with or without Redis:
+    finished matches' records and the profiles their results go to (docs/profiles.md).
+    With neither a URL nor a ``data_dir``: none (records stay in the tables' store).
+    ``redis_url`` no longer matters (kept for callers)."""
     from services.archive import ArchiveSettings, migrate, parse_database_url
     from services.common.settings import from_env
 
+    del redis_url
     settings = from_env(ArchiveSettings, env)
-    if settings.database_url or not redis_url or not data_dir:
+    if settings.database_url or not data_dir:
         return settings
     path = os.path.abspath(os.path.join(data_dir, "archive.sqlite3"))
     url = parse_database_url(f"sqlite:///{path}")
     await asyncio.to_thread(migrate, url)
     return dataclasses.replace(settings, database_url=url.url)
+
+
+def daily_secret(env: Mapping[str, str] | None, data_dir: str) -> str:
+    """The Daily Rack's secret (docs/daily.md): ``DAILY_SECRET`` if set, else the one in
+    ``data_dir/daily.secret``, made there on the first start (readable by its owner only)
+    so the days' seeds stay the same across restarts; without a directory, one for this
+    run."""
+    env = os.environ if env is None else env
+    given = env.get("DAILY_SECRET", "").strip()
+    if given or not data_dir:
+        return given or secrets.token_hex(32)
+    os.makedirs(data_dir, exist_ok=True)
+    path = os.path.join(data_dir, "daily.secret")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        with open(path, encoding="utf-8") as kept:
+            return kept.read().strip()
+    made = secrets.token_hex(32)
+    with os.fdopen(fd, "w", encoding="utf-8") as new:
+        new.write(made + "\n")
+    return made
 
 
 async def start(
@@ -197,9 +226,10 @@ async def start(
 ) -> System:
     """Start bot, table, matchmaker, then the gateway on ``host:port`` (0: any free port).
 
-    Each service's other settings come from ``env`` (default: the environment). Without
-    Redis, finished matches are kept under ``data_dir`` (empty: in an in-memory database);
-    with Redis, their records go to the archive (``archive_settings``).
+    Each service's other settings come from ``env`` (default: the environment). Finished
+    matches' records and results go to the archive (``archive_settings``: under
+    ``data_dir`` unless ``DATABASE_URL`` is set); without Redis, live tables are kept
+    under ``data_dir`` too (empty: in an in-memory database, and no archive).
     """
     from rackem.seam.bots import LocalBots
     from rackem.seam.matchmaker import LocalMatchmaker
@@ -232,6 +262,7 @@ async def start(
             bot_addr=bots.addr,
             data_dir=data_dir,
             metrics_port=None,
+            daily_secret=daily_secret(env, data_dir),
         )
         tables = await table.create_server(
             table_settings, registry=registry, bots=LocalBots(bots.service), archive=archive
@@ -269,6 +300,7 @@ async def start(
             local_links=local.link,
             matchmaker=LocalMatchmaker(mm.service),
             bots=LocalBots(bots.service),
+            archive=archive,  # profiles (docs/profiles.md)
         )
         services.append(("gateway", gw, None))
     except BaseException:

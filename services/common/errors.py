@@ -51,6 +51,7 @@ CODES: dict[str, grpc.StatusCode] = {
     "stale_version": grpc.StatusCode.ABORTED,
     "bad_token": grpc.StatusCode.UNAUTHENTICATED,
     "not_creator": grpc.StatusCode.PERMISSION_DENIED,
+    "profile_required": grpc.StatusCode.PERMISSION_DENIED,  # a rated table, joined without one
     "no_table": grpc.StatusCode.NOT_FOUND,
     "no_code": grpc.StatusCode.NOT_FOUND,
     "no_replica": grpc.StatusCode.UNAVAILABLE,

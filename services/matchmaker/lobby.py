@@ -32,6 +32,8 @@ def lobby_to_pb(record: TableRecord) -> pb.Lobby:
         public=record.public,
         level=record.level,
         spectators="public" if record.spectators else "off",
+        rated=record.is_rated,
+        daily=record.daily,
     )
 
 

@@ -3,9 +3,13 @@
 A table is a flat string map (a Redis hash; a dict in the memory store):
 
 ``id code pub players rules level creator status created deadline replica ver humans
-owner attempts spec`` (``spec`` "1": open to spectators; private tables only) and per
-seat ``n<i>`` (name, empty = free), ``k<i>`` (token hash), ``b<i>`` ("1" for a bot
-seated at the start).
+owner attempts spec rated daily`` (``spec`` "1": open to spectators; private tables only;
+``rated`` "1": a private table or rematch made rated, a quick-match table's is worked out
+from its seats, ``TableRecord.is_rated``; ``daily`` the Daily Rack's day) and per seat
+``n<i>`` (name, empty = free), ``k<i>`` (token hash), ``b<i>`` ("1" for a bot seated at
+the start), ``p<i>`` (the human's profile id, if any) and ``r<i>`` (its rating as shown
+when it sat down, meaningful only with a profile: quick match seats by level,
+docs/matchmaker.md).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ class Sitter:
 
     name: str
     token_hash: str
+    profile: str = ""  # the profile playing (docs/profiles.md); "" none
+    rating: int = 0  # the profile's rating as shown (0 without a profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +59,8 @@ class NewTable:
     level: str
     creator_seat: int  # -1 for quick-match tables
     spectators: bool = False  # anyone with the code may watch (private tables only)
+    rated: bool = False  # private tables and rematches: made rated
+    daily: str = ""  # the Daily Rack's day (YYYY-MM-DD), or ""
 
     def rules_json(self) -> str:
         return json.dumps(self.rules.to_dict(full=True), sort_keys=True)
@@ -82,6 +90,13 @@ class Timings:
     retry_ms: int = 1_000
     max_attempts: int = 30
     rematch_ms: int = 30_000
+    # Quick match by level (docs/matchmaker.md): a newcomer with a rating joins an open
+    # table whose humans' mean rating is within ``level_window`` plus
+    # ``level_widen_per_s`` per second the table has waited, and any table that has
+    # waited ``level_open_ms`` or more (0: no window at all).
+    level_window: int = 100
+    level_widen_per_s: int = 20
+    level_open_ms: int = 15_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +104,8 @@ class SeatRecord:
     name: str = ""  # empty: free
     token_hash: str = ""
     bot: bool = False
+    profile: str = ""
+    rating: int = 0
 
     @property
     def taken(self) -> bool:
@@ -115,10 +132,27 @@ class TableRecord:
     replica: str
     version: int
     spectators: bool = False
+    rated: bool = False  # as stored: a private table or rematch made rated
+    daily: str = ""
 
     @property
     def humans(self) -> int:
         return sum(1 for s in self.seats if s.taken and not s.bot)
+
+    @property
+    def is_rated(self) -> bool:
+        """Whether the match will be rated: a private table or rematch made so; a quick
+        match when two or more humans sit and every human has a profile."""
+        if not self.public:
+            return self.rated
+        humans = [s for s in self.seats if s.taken and not s.bot and not s.reserved]
+        return len(humans) >= 2 and all(s.profile for s in humans)
+
+    @property
+    def mean_rating(self) -> float | None:
+        """The mean rating of the humans seated with a profile; None if none has one."""
+        rated = [s.rating for s in self.seats if s.taken and not s.bot and s.profile]
+        return sum(rated) / len(rated) if rated else None
 
     @property
     def full(self) -> bool:
@@ -137,6 +171,8 @@ class TableRecord:
                 name=fields.get(f"n{i}", ""),
                 token_hash=fields.get(f"k{i}", ""),
                 bot=fields.get(f"b{i}", "") == "1",
+                profile=fields.get(f"p{i}", ""),
+                rating=int(fields.get(f"r{i}", "") or "0"),
             )
             for i in range(rules.players)
         )
@@ -154,6 +190,8 @@ class TableRecord:
             replica=fields.get("replica", ""),
             version=int(fields.get("ver", "0")),
             spectators=fields.get("spec", "0") == "1",
+            rated=fields.get("rated", "0") == "1",
+            daily=fields.get("daily", ""),
         )
 
 
@@ -176,6 +214,10 @@ def new_fields(table: NewTable, sitter: Sitter, now_ms: int, deadline_ms: int) -
         "owner": "",
         "attempts": "0",
         "spec": "1" if table.spectators else "0",
+        "rated": "1" if table.rated else "0",
+        "daily": table.daily,
         "n0": sitter.name,
         "k0": sitter.token_hash,
+        "p0": sitter.profile,
+        "r0": str(sitter.rating),
     }

@@ -21,12 +21,15 @@ from services.matchmaker.settings import LEVELS
 from services.matchmaker.starter import Starter
 from services.matchmaker.store import Store
 from services.matchmaker.watchers import LobbyWatchers
+from services.profiles.levels import nearest_level
 
 __all__ = ["CODE_ATTEMPTS", "Matchmaker", "Seating"]
 
 log = logging.getLogger("rackem.matchmaker")
 
 CODE_ATTEMPTS = 20  # fresh codes tried before giving up (1 in 10^9 each to collide)
+DAILY_RULES = Rules(players=2)  # the Daily Rack's: the defaults for two
+MAX_PROFILE = 64  # a profile id's length at most (they are 17 characters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +69,13 @@ class Matchmaker:
 
     # -- sitting down ----------------------------------------------------------------------
 
-    async def quick_match(self, name: str, players: int) -> Seating:
-        sitter, token = self._sitter(name)
+    async def quick_match(
+        self, name: str, players: int, profile: str = "", rating: int = 0
+    ) -> Seating:
+        """A seat at an open quick-match table of ``players`` in the level window of
+        ``rating`` (by_level.py), or at a new one. The match is rated when two or more
+        humans sit and each brought a profile (``TableRecord.is_rated``)."""
+        sitter, token = self._sitter(name, profile, rating)
         if players not in (2, 3, 4):
             raise ServiceError("bad_request", "players must be 2, 3 or 4")
         rules = Rules(players=players)
@@ -83,14 +91,58 @@ class Matchmaker:
         raise self._no_code()
 
     async def create_private(
-        self, name: str, rules: Rules, level: str, start_now: bool, spectators: bool = False
+        self,
+        name: str,
+        rules: Rules,
+        level: str,
+        start_now: bool,
+        spectators: bool = False,
+        *,
+        profile: str = "",
+        rating: int = 0,
+        rated: bool = False,
+        daily: str = "",
     ) -> Seating:
-        sitter, token = self._sitter(name)
+        """A new private table with its creator in seat 0. ``rated``: every human must
+        bring a profile (``profile_required``); bots fill with ``level``, or without one
+        the level nearest the creator's ``rating`` (services/profiles/levels.py), or the
+        default. ``daily``: the Daily Rack of that day (docs/daily.md), as everyone plays
+        it: started now, a profile against the hard computer, default two-player rules,
+        unrated, unwatched (``bad_request`` otherwise; the table checks the day)."""
+        sitter, token = self._sitter(name, profile, rating)
+        if rated and not sitter.profile:
+            raise ServiceError("profile_required", "a rated table needs a profile")
+        if daily and (
+            not sitter.profile
+            or not start_now
+            or rated
+            or spectators
+            or level not in ("", "hard")
+            or rules != DAILY_RULES
+        ):
+            raise ServiceError(
+                "bad_request",
+                "the Daily Rack starts now: a profile against the hard computer, default rules",
+            )
+        if daily:
+            level = "hard"
+        if not level and sitter.profile:
+            level = nearest_level(sitter.rating)
         level = level or self._level
         if level not in LEVELS:
             raise ServiceError("bad_request", f"level must be one of {', '.join(LEVELS)}")
         for _ in range(CODE_ATTEMPTS):
-            table = NewTable(new_table_id(), self._codes(), False, rules, level, 0, spectators)
+            table = NewTable(
+                new_table_id(),
+                self._codes(),
+                False,
+                rules,
+                level,
+                0,
+                spectators,
+                rated=rated,
+                daily=daily,
+            )
             owner = self._starter.owner if start_now else None
             placed = await self._store.create_private(
                 table, sitter, self._clock(), self._timings, owner
@@ -104,19 +156,30 @@ class Matchmaker:
             return Seating(token, placed.seat, placed.record)
         raise self._no_code()
 
-    async def join(self, code: str, name: str) -> Seating:
-        sitter, token = self._sitter(name)
+    async def join(self, code: str, name: str, profile: str = "", rating: int = 0) -> Seating:
+        """A seat at the private table with ``code``; a rated one refuses a joiner without a
+        profile (``profile_required``: ``rated`` never changes once the table is made)."""
+        sitter, token = self._sitter(name, profile, rating)
         normal = normalize_code(code)
         if normal is None:
             raise ServiceError("no_code", "no waiting table has that code")
+        if not sitter.profile:
+            table_id = await self._store.table_by_code(normal)
+            record = None if table_id is None else await self._store.table(table_id)
+            if record is not None and not record.public and record.rated:
+                raise ServiceError("profile_required", "this table is rated: it needs a profile")
         placed = await self._store.join_code(
             normal, sitter, self._clock(), self._timings, self._starter.owner
         )
         return await self._seated(token, placed)
 
-    def _sitter(self, name: str) -> tuple[Sitter, str]:
+    def _sitter(self, name: str, profile: str = "", rating: int = 0) -> tuple[Sitter, str]:
         token = new_token()
-        return Sitter(clean_name(name), hash_token(token)), token
+        profile = profile.strip()
+        if len(profile) > MAX_PROFILE or not profile.isprintable() or " " in profile:
+            raise ServiceError("bad_request", "that is not a profile id")
+        rating = int(rating) if profile else 0
+        return Sitter(clean_name(name), hash_token(token), profile, rating), token
 
     @staticmethod
     def _no_code() -> ServiceError:
@@ -184,19 +247,30 @@ class Matchmaker:
 
     async def rematch(self, token: str) -> Seating:
         """The token's seat at the rematch of its match: a new table (new id, code and, at
-        the table, seed) with the same rules, level, spectators and seats; the first to ask
+        the table, seed) with the same rules, level, spectators, seats (their profiles) and
+        ratedness; a Daily Rack's has none (``no_rematch``); the first to ask
         opens it, each player takes their own seat with a new token. It starts when every
         human answered, or after ``rematch_ms`` with bots for those who did not."""
         table_id, seat, _ = await self._resolve(token)
         old = await self._store.table(table_id)
         if old is None or old.status != "started":
             raise ServiceError("no_rematch", "a rematch follows a match that was played")
+        if old.daily:  # one Daily Rack a day (docs/daily.md)
+            raise ServiceError("no_rematch", "the Daily Rack is played once a day")
         fresh = new_token()
-        sitter = Sitter(old.seats[seat].name, hash_token(fresh))
+        mine = old.seats[seat]
+        sitter = Sitter(mine.name, hash_token(fresh), mine.profile, mine.rating)
         seats = [(s.name, s.bot) for s in old.seats]
         for _ in range(CODE_ATTEMPTS):
             table = NewTable(
-                new_table_id(), self._codes(), False, old.rules, old.level, -1, old.spectators
+                new_table_id(),
+                self._codes(),
+                False,
+                old.rules,
+                old.level,
+                -1,
+                old.spectators,
+                rated=old.is_rated,
             )
             placed = await self._store.rematch(
                 old.id,

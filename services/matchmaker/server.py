@@ -96,6 +96,9 @@ async def create_server(
             retry_ms=settings.retry_ms,
             max_attempts=settings.max_start_attempts,
             rematch_ms=settings.rematch_ms,
+            level_window=settings.level_window,
+            level_widen_per_s=settings.level_widen_per_s,
+            level_open_ms=settings.level_open_ms,
         )
         metrics_host = settings.metrics_host or settings.host
         metrics_port = await start_metrics(shutdown, metrics, metrics_host, settings.metrics_port)

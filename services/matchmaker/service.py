@@ -42,7 +42,11 @@ class MatchmakerService:
         self._waiting = None if metrics is None else metrics.waiting_players
 
     async def quick_match(self, request: pb.QuickMatchRequest) -> pb.Seated:
-        return seated_to_pb(await self._mm.quick_match(request.name, request.players))
+        return seated_to_pb(
+            await self._mm.quick_match(
+                request.name, request.players, request.profile, request.rating
+            )
+        )
 
     async def create_table(self, request: pb.CreatePrivateRequest) -> pb.Seated:
         try:
@@ -52,12 +56,22 @@ class MatchmakerService:
         if request.spectators not in ("", "off", "public"):
             raise ServiceError("bad_request", "spectators is off or public")
         seating = await self._mm.create_private(
-            request.name, rules, request.level, request.start_now, request.spectators == "public"
+            request.name,
+            rules,
+            request.level,
+            request.start_now,
+            request.spectators == "public",
+            profile=request.profile,
+            rating=request.rating,
+            rated=request.rated,
+            daily=request.daily,
         )
         return seated_to_pb(seating)
 
     async def join_by_code(self, request: pb.JoinRequest) -> pb.Seated:
-        return seated_to_pb(await self._mm.join(request.code, request.name))
+        return seated_to_pb(
+            await self._mm.join(request.code, request.name, request.profile, request.rating)
+        )
 
     async def start(self, request: pb.TokenRequest) -> pb.Lobby:
         return lobby_to_pb(await self._mm.start(request.token))

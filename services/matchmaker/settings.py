@@ -37,6 +37,13 @@ class MatchmakerSettings:
     max_start_attempts: int = 30  # then the table is closed
     create_timeout_ms: int = 3_000  # one Table.CreateTable call
     rematch_ms: int = 30_000  # a rematch waits this long for every player; then bots sit in
+    # Quick match by level (docs/matchmaker.md, *Matched by level*): a rated newcomer joins
+    # an open table whose humans' mean rating is within LEVEL_WINDOW of its own, plus
+    # LEVEL_WIDEN_PER_S per second the table has waited; any table once it has waited
+    # LEVEL_OPEN_MS (half FILL_LONE_MS by default; 0: no window at all).
+    level_window: int = 100
+    level_widen_per_s: int = 20
+    level_open_ms: int = 15_000
     grace_s: float = 5.0  # graceful-stop budget on SIGTERM
     # /metrics on a port of its own (never PORT); unset: not served, 0: any free port.
     # ``metrics_host`` empty: the same address as ``host``.

@@ -22,10 +22,21 @@ from services.matchmaker.names import bot_names
 from services.matchmaker.placement import Placer
 from services.matchmaker.records import TableRecord, Timings
 from services.matchmaker.store import ReleaseMode, Store
+from services.profiles.levels import nearest_level
 
-__all__ = ["Starter"]
+__all__ = ["Starter", "bot_level"]
 
 log = logging.getLogger("rackem.matchmaker.starter")
+
+
+def bot_level(record: TableRecord) -> str:
+    """The level of the bots a table starts with: for a quick match whose humans brought
+    ratings, the level nearest their mean (services/profiles/levels.py); else the
+    table's."""
+    mean = record.mean_rating
+    if record.public and mean is not None:
+        return nearest_level(mean)
+    return record.level
 
 
 class Starter:
@@ -68,12 +79,15 @@ class Starter:
         names = bot_names(record.id, len(free), {seat.name for seat in record.seats})
         bots = list(zip(free, names, strict=True))
         bot_at = dict(bots)
+        level = bot_level(record)
         seats = [
-            table_pb2.SeatSpec(name=bot_at[i], bot=True, level=record.level)
+            table_pb2.SeatSpec(name=bot_at[i], bot=True, level=level)
             if i in bot_at
-            else table_pb2.SeatSpec(name=seat.name, bot=True, level=record.level)
+            else table_pb2.SeatSpec(name=seat.name, bot=True, level=level)
             if seat.bot
-            else table_pb2.SeatSpec(name=seat.name, level=record.level, token_hash=seat.token_hash)
+            else table_pb2.SeatSpec(
+                name=seat.name, level=level, token_hash=seat.token_hash, profile=seat.profile
+            )
             for i, seat in enumerate(record.seats)
         ]
         request = table_pb2.CreateTableRequest(
@@ -82,6 +96,8 @@ class Starter:
             rules=rules_to_pb(record.rules),
             seats=seats,
             spectators=record.spectators,
+            rated=record.is_rated,
+            daily=record.daily,
         )
         try:
             _, replica = await self._placer.create(request)

@@ -11,6 +11,13 @@ now; False: present already: either way it is there), then ``drop_archived`` del
 keys and its entry. Nothing is dropped before the write answered, so a crash anywhere
 leaves the entry for a sweeper, and the archive keeps one record (the first write wins).
 
+With a profile store (the same database), a match played to its end with a profile at
+the table first has its result applied (``apply_result``: results.py builds it from the
+stored log), then its record written: both are idempotent (a result once per table id,
+in one transaction; a record once), so a sweep that redoes a crashed replica's archiving
+applies nothing twice, and the keys go only after both answered. The result's failure
+(``StoreUnavailable``) counts as the archive's, as the record's does.
+
 While the archive does not answer (``StoreUnavailable``) nothing is dropped: the entries
 wait, the finished tables' keys stay (until ``FINISHED_TTL_MS``: the backlog's bound), play
 goes on. The sweep then only pings the archive (as it does when it has nothing to write),
@@ -29,15 +36,17 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from services.archive.profiles import ProfileStore
 from services.archive.records import MatchRecord, RecordStore, retention_cutoff
 from services.common.errors import StoreUnavailable
 from services.common.logs import event
 from services.table.metrics import TableMetrics
+from services.table.results import result_of
 from services.table.settings import TableSettings
 from services.table.store import Pending, TableStore
 from services.table.table import Table, TableConfig
 
-__all__ = ["Archiver", "record_of"]
+__all__ = ["Archiver", "record_of", "wants_result"]
 
 log = logging.getLogger("rackem.table")
 
@@ -53,6 +62,14 @@ def record_of(table: Table, finished_at_ms: int) -> MatchRecord:
     )
 
 
+def wants_result(table: Table) -> bool:
+    """A match played to its end with a profile at the table: its result goes to the
+    profile store (ratings when rated, history, stats, the Daily Rack's entry)."""
+    return table.state.ended_reason == "finished" and any(
+        seat.profile and not seat.bot for seat in table.meta.seats
+    )
+
+
 class Archiver:
     def __init__(
         self,
@@ -62,9 +79,16 @@ class Archiver:
         settings: TableSettings,
         retention_ms: int,
         metrics: TableMetrics,
+        profiles: ProfileStore | None = None,
+        keep_finished: bool = False,
     ) -> None:
         self.store = store
         self.records = records
+        self.profiles = profiles  # where finished matches' results go (None: nowhere)
+        # The store keeps finished tables itself (the in-process store's file, ``rackem
+        # up`` without Redis): archived at once, never listed pending, never dropped, so a
+        # seat's token still finds its finished table.
+        self.keep_finished = keep_finished
         self._config = config
         self._settings = settings
         self._retention_ms = retention_ms
@@ -120,9 +144,11 @@ class Archiver:
             log.error("archive_failed", extra={"fields": {"table": table.table_id}}, exc_info=True)
 
     async def _archive(self, table: Table, finished_at_ms: int) -> bool:
-        """Write ``table``'s record, then drop its keys; False if the archive did not answer
-        (nothing dropped)."""
+        """Apply ``table``'s result to the profiles (``wants_result``), write its record,
+        then drop its keys; False if the archive did not answer (nothing dropped)."""
         try:
+            if self.profiles is not None and wants_result(table):
+                await self.profiles.apply_result(result_of(table, finished_at_ms))
             stored = await self.records.put_record(record_of(table, finished_at_ms))
         except StoreUnavailable:
             self._metrics.archive_writes.labels("failed").inc()
@@ -130,7 +156,8 @@ class Archiver:
             return False
         self._metrics.archive_writes.labels("stored" if stored else "present").inc()
         await self._answered()
-        await self.store.drop_archived(table.table_id)
+        if not self.keep_finished:
+            await self.store.drop_archived(table.table_id)
         return True
 
     async def _archive_pending(self, pending: Pending) -> bool:

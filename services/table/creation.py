@@ -4,8 +4,13 @@ The request is checked whole before anything is stored: the table id, the room c
 the rules (``bad_rules``), and the seats (names of 1 to 20 characters without control
 characters, ``bad_name``; levels ``easy|medium|hard``, default ``medium``; a human's
 ``token_hash`` a hex SHA-256, or empty for the table to make a token and return it
-once). Then a 32-byte seed is made with ``secrets``, the table is stored with this
-replica holding its lease, and its match starts at once.
+once; a human's ``profile``, kept for the finished match's result, results.py; a bot's
+is ignored). ``rated`` and ``daily`` are kept as they come (``TableMeta``). Then a
+32-byte seed is made with ``secrets``, the table is stored with this replica holding its
+lease, and its match starts at once. A Daily Rack table
+(``daily``: today's UTC day; one human against the hard computer, default two-player
+rules, unrated) plays the day's seed instead (daily.py): ``unavailable`` without
+``DAILY_SECRET``, ``bad_request`` for any other day or table.
 
 A CreateTable repeated with the same id, code, rules and seats (every human's token
 given as a hash) answers the same table again, with its owner's address, so the
@@ -39,6 +44,7 @@ log = logging.getLogger("rackem.table")
 
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_CODE = 16
+MAX_PROFILE = 64
 
 
 def _checked_name(name: str, seat: int, bot: bool) -> str:
@@ -85,7 +91,11 @@ def _checked(
             digest = token_hash(token)
         elif not is_token_hash(digest):
             raise ServiceError("bad_request", "token_hash is a hex SHA-256")
-        seats.append(SeatMeta(_checked_name(spec.name, seat, spec.bot), spec.bot, level, digest))
+        profile = "" if spec.bot else spec.profile
+        if len(profile) > MAX_PROFILE or not profile.isprintable():
+            raise ServiceError("bad_request", f"a profile id is at most {MAX_PROFILE} characters")
+        name = _checked_name(spec.name, seat, spec.bot)
+        seats.append(SeatMeta(name, spec.bot, level, digest, profile))
         tokens.append(token)
     return table_id, rules, seats, tokens
 
@@ -98,6 +108,8 @@ async def create(
         raise ServiceError("shutting_down", "this replica is shutting down; try another")
     table_id, rules, seats, tokens = _checked(request)
     seed = secrets.token_bytes(32)
+    if request.daily:  # the Daily Rack's table plays the day's seed (daily.py): today's only
+        seed = tables.config.daily.table_seed(request.daily, rules, seats, request.rated)
     match = Match(rules, seed)
     now = now_ms()
     meta = TableMeta(
@@ -108,6 +120,8 @@ async def create(
         tuple(seats),
         now,
         spectators=request.spectators,
+        rated=request.rated,
+        daily=request.daily,
     )
     settings, config = tables.settings, tables.config
     table = Table(meta, TableState.new(rules.players), match, config, live=True)
@@ -142,7 +156,9 @@ async def _created_before(
         stored.meta.rules,
         stored.meta.seats,
         stored.meta.spectators,
-    ) == (meta.code, meta.rules, meta.seats, meta.spectators)
+        stored.meta.rated,
+        stored.meta.daily,
+    ) == (meta.code, meta.rules, meta.seats, meta.spectators, meta.rated, meta.daily)
     if stored is None or not same or made_tokens:
         raise ServiceError("bad_request", "that table id is already in use")
     replica = tables.config.replica

@@ -60,6 +60,11 @@ class TableServicer(table_pb2_grpc.TableServicer):
     ) -> table_pb2.MatchRecord:
         return await _answer(context, "GetRecord", self._service.record(request))
 
+    async def GetDaily(
+        self, request: table_pb2.DailyRequest, context: Context
+    ) -> table_pb2.DailyReply:
+        return await _answer(context, "GetDaily", self._service.daily(request))
+
     # It writes through the context instead of yielding, which the stub's type does not allow.
     async def Link(  # type: ignore[override]
         self, request_iterator: AsyncIterator[table_pb2.LinkUp], context: Context

@@ -23,6 +23,7 @@ class SeatMeta:
     bot: bool
     level: str  # the bot's difficulty, or the cover's for a human seat
     token_hash: str  # hex SHA-256 of the seat token; empty for a bot
+    profile: str = ""  # the profile playing this seat (docs/profiles.md); "" none, and before
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,8 @@ class TableMeta:
     seats: tuple[SeatMeta, ...]
     created_ms: int
     spectators: bool = False  # anyone with the code may watch (tables stored before: no)
+    rated: bool = False  # the match changes its profiled seats' ratings (stored before: no)
+    daily: str = ""  # YYYY-MM-DD: the Daily Rack of that day (stored before: none)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))

@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import inf
 from typing import Any
 
@@ -29,6 +29,7 @@ from services.convert import move_from_pb
 from services.table.audience import Audience
 from services.table.bot_client import BotClient
 from services.table.clocks import Facts, Timing, next_step, now_ms
+from services.table.daily import Daily
 from services.table.feeds import Feed
 from services.table.metrics import TableMetrics
 from services.table.outages import store_call
@@ -63,6 +64,9 @@ class TableConfig:
     # for up to this long, the table's lock held: its moves wait instead of failing.
     store_hold_ms: int = 0
     metrics: TableMetrics | None = None  # the replica's (none: a table in a test, or a replay)
+    # The Daily Rack (its secret and its day's clock): a daily table keeps its seed in
+    # while its day is open (daily.py).
+    daily: Daily = field(default_factory=Daily)
 
 
 class Table(Audience):
@@ -162,7 +166,8 @@ class Table(Audience):
         if self._watchers:
             wanted.add(SPECTATOR)
         watchers = len(self._watchers)
-        return table_views(self.meta, self.match, self.state, seats, wanted, now, watchers)
+        hide = self.seed_hidden()
+        return table_views(self.meta, self.match, self.state, seats, wanted, now, watchers, hide)
 
     # -- requests ----------------------------------------------------------------
 
@@ -286,22 +291,30 @@ class Table(Audience):
             return summary(self.meta, self.match, self.state, self._seats(), self.config.replica)
 
     async def record(self) -> table_pb2.MatchRecord:
-        """The match log with the seed revealed, once the table is over."""
+        """The match log with the seed revealed, once the table is over (a daily table's
+        once its day has closed)."""
         async with self.lock:
             self._check_open()
             if not self.over:
                 raise ServiceError("illegal_move", "the match is not over")
             return table_pb2.MatchRecord(
-                table_id=self.table_id, code=self.meta.code, log_json=self.log_json()
+                table_id=self.table_id, code=self.meta.code, log_json=self.log_json(public=True)
             )
 
-    def match_log(self) -> dict[str, Any]:
-        """The ``rackem-match/1`` object with the seed revealed: only for a table that is over."""
-        return to_log(self.match, reveal=True)
+    def seed_hidden(self) -> bool:
+        """A daily table whose day is still open: its seed stays in (daily.py)."""
+        return self.config.daily.hides_seed(self.meta.daily)
 
-    def log_json(self) -> str:
-        """``match_log()`` as the JSON text a record carries (``GetRecord``, the archive)."""
-        return json.dumps(self.match_log(), separators=(",", ":"))
+    def match_log(self, *, public: bool = False) -> dict[str, Any]:
+        """The ``rackem-match/1`` object with the seed revealed: only for a table that is
+        over. ``public``: as it may leave the service (the log line, ``GetRecord``): a
+        daily table's without its seed while its day is open."""
+        return to_log(self.match, reveal=not (public and self.seed_hidden()))
+
+    def log_json(self, *, public: bool = False) -> str:
+        """``match_log()`` as the JSON text a record carries (``GetRecord``; the archive
+        keeps the seed: it leaves through ``GetRecord`` only)."""
+        return json.dumps(self.match_log(public=public), separators=(",", ":"))
 
     # -- what the table does by itself (the driver calls these) ----------------
 

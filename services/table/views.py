@@ -11,6 +11,7 @@ sends the text as it is; the bot service reads a view's JSON (``view_json``) bac
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -75,11 +76,13 @@ def table_views(
     wanted: Iterable[int],
     now: int,
     watchers: int = 0,
+    hide_seed: bool = False,
 ) -> dict[int, game_pb2.TableView]:
     """Each wanted seat's ``TableView``: its ``view`` message, the table's public facts
     written once and each seat's own ``observe`` view and legal moves spliced in.
     ``SPECTATOR`` may be wanted too: the view of the public information only, which every
-    watcher shares."""
+    watcher shares. ``hide_seed``: the match-over view leaves the seed out (a daily table
+    while its day is open, daily.py)."""
     status = state.status
     round_over = status == "round_over"
     deadline = state.deadline_ms
@@ -105,6 +108,8 @@ def table_views(
     views = {}
     for seat in wanted:
         view = observe(match, seat)
+        if hide_seed and view.seed is not None:
+            view = replace(view, seed=None)
         message = b"".join((head, legal_json(view), b',"view":', orjson.dumps(view), tail))
         views[seat] = game_pb2.TableView(
             table_id=meta.table_id, version=version, status=status, message=message

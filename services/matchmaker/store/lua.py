@@ -56,6 +56,18 @@ local function open_table(tk, id, code, pub, players, rules, level, creator, dea
     'owner', '', 'attempts', 0, 'n0', name, 'k0', hash)
   redis.call('PEXPIRE', tk, ttl)
 end
+local function level_of(tk, players)
+  local sum, count = 0, 0
+  for i = 0, players - 1 do
+    local f = redis.call('HMGET', tk, 'n' .. i, 'b' .. i, 'p' .. i, 'r' .. i)
+    if f[1] and f[1] ~= '' and f[2] ~= '1' and f[3] and f[3] ~= '' then
+      sum = sum + (tonumber(f[4]) or 0)
+      count = count + 1
+    end
+  end
+  if count == 0 then return nil end
+  return sum / count
+end
 local function take(id, owner, claim_ms)
   local tk = tkey(id)
   redis.call('HSET', tk, 'status', 'starting', 'owner', owner)
@@ -74,32 +86,43 @@ end
 
 # KEYS: queue, due.
 # ARGV: home, now, chan, players, name, hash, fill, fill_lone, lobby_ttl, rules, level,
-#       owner, claim_ms, open ("1": open a table if none has a seat), new id, new code.
-# Seats the sitter at the oldest open table of the queue. With none: opens the new table
-# (its code already claimed) when asked to, else returns {}. Returns {id, seat, start,
-# table fields...} (start: full, and claimed for owner).
+#       owner, claim_ms, open ("1": open a table if none has a seat), new id, new code,
+#       profile (empty: none, and no rating), rating, level_window, level_widen_per_s,
+#       level_open_ms.
+# Seats the sitter at the oldest open table of the queue in its level's window
+# (services/matchmaker/by_level.py; tables looked at: the 64 oldest). With none: opens the
+# new table (its code already claimed) when asked to, else returns {}. Returns {id, seat,
+# start, table fields...} (start: full, and claimed for owner).
 QUICK_JOIN = (
     _PRELUDE
     + """
 local players = tonumber(ARGV[4])
 local name, hash = ARGV[5], ARGV[6]
 local fill, fill_lone = tonumber(ARGV[7]), tonumber(ARGV[8])
-for _ = 1, 64 do
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)
-  if #oldest == 0 then break end
-  local id = oldest[1]
+local profile, rating = ARGV[17], tonumber(ARGV[18])
+local base, widen, open_ms = tonumber(ARGV[19]), tonumber(ARGV[20]), tonumber(ARGV[21])
+local function fits(tk, created)
+  if profile == '' or open_ms <= 0 then return true end
+  local level = level_of(tk, players)
+  if level == nil then return true end
+  local age = now - created
+  if age >= open_ms then return true end
+  if age < 0 then age = 0 end
+  return math.abs(rating - level) <= base + widen * age / 1000
+end
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, 63)) do
   local tk = tkey(id)
-  local f = redis.call('HMGET', tk, 'status', 'humans', 'deadline')
+  local f = redis.call('HMGET', tk, 'status', 'humans', 'deadline', 'created')
   local seat = -1
   if f[1] == 'waiting' then seat = free_seat(tk, players) end
   if seat < 0 then
     redis.call('ZREM', KEYS[1], id)
-  else
+  elseif fits(tk, tonumber(f[4])) then
     local humans = tonumber(f[2]) + 1
     local deadline = tonumber(f[3])
     if humans == 2 and now + fill < deadline then deadline = now + fill end
-    redis.call('HSET', tk, 'n' .. seat, name, 'k' .. seat, hash, 'humans', humans,
-      'deadline', deadline)
+    redis.call('HSET', tk, 'n' .. seat, name, 'k' .. seat, hash, 'p' .. seat, profile,
+      'r' .. seat, rating, 'humans', humans, 'deadline', deadline)
     local start = 0
     if free_seat(tk, players) < 0 then
       start = 1
@@ -116,6 +139,7 @@ local id = ARGV[15]
 local deadline = now + fill_lone
 open_table(tkey(id), id, ARGV[16], '1', players, ARGV[10], ARGV[11], -1, deadline,
   name, hash, tonumber(ARGV[9]))
+redis.call('HSET', tkey(id), 'p0', profile, 'r0', rating, 'rated', '0', 'daily', '')
 redis.call('ZADD', KEYS[1], now, id)
 redis.call('ZADD', KEYS[2], deadline, id)
 bump(id)
@@ -125,7 +149,8 @@ return reply({id, 0, 0}, id)
 
 # KEYS: table, due.
 # ARGV: home, now, chan, id, code, name, hash, rules, level, players, lobby_ttl,
-#       start_now, owner, claim_ms, spectators ("1": open to them).
+#       start_now, owner, claim_ms, spectators ("1": open to them), profile, rating,
+#       rated ("1"), daily.
 # Returns {id, 0, start, table fields...} (start: claimed for owner), or {} if the id
 # is taken.
 CREATE_PRIVATE = (
@@ -134,7 +159,8 @@ CREATE_PRIVATE = (
 if redis.call('EXISTS', KEYS[1]) == 1 then return {} end
 open_table(KEYS[1], ARGV[4], ARGV[5], '0', tonumber(ARGV[10]), ARGV[8], ARGV[9], 0, 0,
   ARGV[6], ARGV[7], tonumber(ARGV[11]))
-redis.call('HSET', KEYS[1], 'spec', ARGV[15])
+redis.call('HSET', KEYS[1], 'spec', ARGV[15], 'p0', ARGV[16], 'r0', ARGV[17],
+  'rated', ARGV[18], 'daily', ARGV[19])
 if ARGV[12] == '1' then take(ARGV[4], ARGV[13], tonumber(ARGV[14])) end
 bump(ARGV[4])
 return reply({ARGV[4], 0, tonumber(ARGV[12])}, ARGV[4])
@@ -142,7 +168,7 @@ return reply({ARGV[4], 0, tonumber(ARGV[12])}, ARGV[4])
 )
 
 # KEYS: table (the one its code points to), due.
-# ARGV: home, now, chan, name, hash, lobby_ttl, owner, claim_ms.
+# ARGV: home, now, chan, name, hash, lobby_ttl, owner, claim_ms, profile, rating.
 # Returns {id, seat, start, table fields...} (start: full, and claimed for owner) or
 # {error code}.
 JOIN = (
@@ -156,8 +182,8 @@ local id = f[5]
 local players = tonumber(f[3])
 local seat = free_seat(tk, players)
 if seat < 0 then return {'table_full'} end
-redis.call('HSET', tk, 'n' .. seat, ARGV[4], 'k' .. seat, ARGV[5],
-  'humans', tonumber(f[4]) + 1)
+redis.call('HSET', tk, 'n' .. seat, ARGV[4], 'k' .. seat, ARGV[5], 'p' .. seat, ARGV[9],
+  'r' .. seat, ARGV[10], 'humans', tonumber(f[4]) + 1)
 redis.call('PEXPIRE', tk, tonumber(ARGV[6]))
 local start = 0
 if free_seat(tk, players) < 0 then
@@ -188,7 +214,8 @@ if f[2] == seat or humans <= 0 then
   close_table(id, tonumber(ARGV[6]))
   return reply({'ok', id}, id)
 end
-redis.call('HSET', tk, 'n' .. seat, '', 'k' .. seat, '', 'humans', humans)
+redis.call('HSET', tk, 'n' .. seat, '', 'k' .. seat, '', 'p' .. seat, '', 'r' .. seat, 0,
+  'humans', humans)
 if f[5] == '1' then
   redis.call('ZADD', qkey(f[4]), tonumber(f[7]), id)
   redis.call('ZADD', KEYS[2], tonumber(f[6]), id)
@@ -276,8 +303,8 @@ return 'waiting'
 
 # KEYS: the rematch's table, due.
 # ARGV: home, now, chan, old id, id, code (empty: do not open), players, rules, level,
-#       seat, name, hash, lobby_ttl, rematch_ms, owner, claim_ms, spectators, then per
-#       seat: name, bot ("1").
+#       seat, name, hash, lobby_ttl, rematch_ms, owner, claim_ms, spectators, profile,
+#       rating, rated ("1"), then per seat: name, bot ("1").
 # Whoever comes first (the rematch pointer already names this table) opens it: every
 # seat reserved (the old names; bots stay bots), due after rematch_ms, and the old table's
 # id published. Then the asker's seat takes the new token hash. Returns {id, seat, start,
@@ -294,9 +321,9 @@ if redis.call('EXISTS', tk) == 0 then
   redis.call('HSET', tk, 'id', id, 'code', ARGV[6], 'pub', '0', 'players', ARGV[7],
     'rules', ARGV[8], 'level', ARGV[9], 'creator', -1, 'status', 'waiting', 'created', now,
     'deadline', deadline, 'replica', '', 'ver', 0, 'humans', 0, 'owner', '', 'attempts', 0,
-    'spec', ARGV[17])
+    'spec', ARGV[17], 'rated', ARGV[20], 'daily', '')
   local i = 0
-  for a = 18, #ARGV, 2 do
+  for a = 21, #ARGV, 2 do
     redis.call('HSET', tk, 'n' .. i, ARGV[a])
     if ARGV[a + 1] == '1' then redis.call('HSET', tk, 'b' .. i, '1') end
     i = i + 1
@@ -316,7 +343,8 @@ if old and old ~= '' then
 else
   redis.call('HINCRBY', tk, 'humans', 1)
 end
-redis.call('HSET', tk, 'n' .. seat, ARGV[11], 'k' .. seat, ARGV[12])
+redis.call('HSET', tk, 'n' .. seat, ARGV[11], 'k' .. seat, ARGV[12], 'p' .. seat, ARGV[18],
+  'r' .. seat, ARGV[19])
 local start = 1
 for i = 0, tonumber(f[2]) - 1 do
   local k = redis.call('HGET', tk, 'k' .. i)

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from services.common.archive import Archive
 from services.common.errors import ServiceError
+from services.matchmaker.by_level import fits
 from services.matchmaker.records import (
     NewTable,
     Placed,
@@ -193,14 +194,17 @@ class MemoryStore:
     ) -> Placed | None:
         players = str(table.rules.players)
         queue = self._queues.setdefault(players, {})
-        while queue:
-            table_id = min(queue, key=lambda i: (queue[i], i))
+        for table_id in sorted(queue, key=lambda i: (queue[i], i)):
             fields = self._table(table_id)
             seat = -1
             if fields is not None and fields["status"] == "waiting":
                 seat = self._free_seat(fields)
             if fields is None or seat < 0:
                 del queue[table_id]
+                continue
+            level = TableRecord.from_fields(fields).mean_rating
+            rating = sitter.rating if sitter.profile else None
+            if not fits(level, rating, now_ms - int(fields["created"]), timings):
                 continue
             humans = int(fields["humans"]) + 1
             deadline = int(fields["deadline"])
@@ -210,6 +214,8 @@ class MemoryStore:
                 {
                     f"n{seat}": sitter.name,
                     f"k{seat}": sitter.token_hash,
+                    f"p{seat}": sitter.profile,
+                    f"r{seat}": str(sitter.rating),
                     "humans": str(humans),
                     "deadline": str(deadline),
                 }
@@ -290,6 +296,8 @@ class MemoryStore:
             fields["humans"] = str(int(fields["humans"]) + 1)
         fields[f"n{seat}"] = sitter.name
         fields[f"k{seat}"] = sitter.token_hash
+        fields[f"p{seat}"] = sitter.profile
+        fields[f"r{seat}"] = str(sitter.rating)
         self._seat_token(sitter.token_hash, table_id, seat, timings.token_ttl_ms)
         players = int(fields["players"])
         start = all(fields.get(f"b{i}") == "1" or fields.get(f"k{i}") for i in range(players))
@@ -319,6 +327,8 @@ class MemoryStore:
             {
                 f"n{seat}": sitter.name,
                 f"k{seat}": sitter.token_hash,
+                f"p{seat}": sitter.profile,
+                f"r{seat}": str(sitter.rating),
                 "humans": str(int(fields["humans"]) + 1),
             }
         )
@@ -348,7 +358,15 @@ class MemoryStore:
         if fields["creator"] == seat_text or humans <= 0:
             self._close(table_id, timings.done_ttl_ms)
             return self._record(table_id)
-        fields.update({f"n{seat_text}": "", f"k{seat_text}": "", "humans": str(humans)})
+        fields.update(
+            {
+                f"n{seat_text}": "",
+                f"k{seat_text}": "",
+                f"p{seat_text}": "",
+                f"r{seat_text}": "0",
+                "humans": str(humans),
+            }
+        )
         if fields["pub"] == "1":
             self._queues.setdefault(fields["players"], {})[table_id] = int(fields["created"])
             self._due[table_id] = int(fields["deadline"])

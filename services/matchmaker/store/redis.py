@@ -233,6 +233,11 @@ class RedisStore:
                         "1" if open_new else "",
                         table.id,
                         table.code,
+                        sitter.profile,
+                        sitter.rating,
+                        timings.level_window,
+                        timings.level_widen_per_s,
+                        timings.level_open_ms,
                     ],
                 )
 
@@ -270,6 +275,10 @@ class RedisStore:
                     owner or "",
                     timings.claim_ms,
                     "1" if table.spectators else "0",
+                    sitter.profile,
+                    sitter.rating,
+                    "1" if table.rated else "0",
+                    table.daily,
                 ],
             )
             if not reply:  # the id is taken (never, for random ids): draw again
@@ -325,6 +334,9 @@ class RedisStore:
                 owner,
                 timings.claim_ms,
                 "1" if table.spectators else "0",
+                sitter.profile,
+                sitter.rating,
+                "1" if table.rated else "0",
             ]
             for name, bot in seats:
                 args += [name, "1" if bot else ""]
@@ -363,6 +375,8 @@ class RedisStore:
                     timings.lobby_ttl_ms,
                     owner,
                     timings.claim_ms,
+                    sitter.profile,
+                    sitter.rating,
                 ],
             )
             placed = _placed(reply)
