@@ -20,7 +20,8 @@ from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import bot_pb2
 from services._gen.rackem.v1 import table_pb2 as tb
-from services.common.errors import ServiceError
+from services.archive.settings import ArchiveSettings
+from services.common.errors import ServiceError, StoreUnavailable
 from services.gateway.bot_client import BotClient
 from services.gateway.connection import POLICY
 from services.gateway.follow import Follower
@@ -28,6 +29,7 @@ from services.gateway.hosts import HostCheck
 from services.gateway.limits import client_key
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.origins import origin_allowed
+from services.gateway.protocol import ProtocolError
 from services.gateway.replay_page import replay_routes
 from services.gateway.session import Session
 from services.gateway.settings import GatewaySettings
@@ -68,6 +70,7 @@ def _session(state: GatewayState, ws: WebSocket) -> Session:
         admission=state.admission,
         games=state.games,
         settings=s,
+        profile_store=state.profiles,
     )
 
 
@@ -117,6 +120,22 @@ async def readyz(request: Request) -> Response:
     state = state_of(request.app)
     ready = state.accepting and not state.admission.overloaded
     return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
+
+
+async def leaderboard(request: Request) -> Response:
+    """``/leaderboard.json``: the leaderboard's entries, as the ``leaderboard`` message's
+    (read from the profile store at most once per ``LEADERBOARD_CACHE_S``)."""
+    state = state_of(request.app)
+    if state.profiles is None:
+        return _error(404, "not_found", "this server keeps no profiles")
+    try:
+        entries = await state.profiles.leaderboard()
+    except (ProtocolError, StoreUnavailable):
+        return _error(503, "unavailable", "profiles are unavailable; try again")
+    max_age = max(0, int(state.settings.leaderboard_cache_s))
+    return JSONResponse(
+        {"entries": entries}, headers={"Cache-Control": f"public, max-age={max_age}"}
+    )
 
 
 async def match_record(request: Request) -> Response:
@@ -199,6 +218,7 @@ def create_app(
     local_links: LocalLinks | None = None,
     matchmaker: MatchmakerClient | None = None,
     bots: BotClient | None = None,
+    archive: ArchiveSettings | None = None,
 ) -> Starlette:
     """A gateway app, every route but ``/ws``; its gRPC channels open and close with its
     lifespan. ``/ws`` is answered ahead of it, by ``SocketFirst`` in server.py (a handshake
@@ -208,15 +228,16 @@ def create_app(
     ``rackem up`` gives it the services in its own process (rackem/seam/): with
     ``local_links``, the links to table replicas there; with ``matchmaker``, the
     matchmaker to call; with ``bots``, the bot service to call. Without them it dials
-    them over gRPC.
+    them over gRPC. With ``archive`` (its ``database_url``), the profile store there.
     """
-    state = GatewayState(settings, local_links, matchmaker, bots)
+    state = GatewayState(settings, local_links, matchmaker, bots, archive)
     static = Path(settings.static_dir) if settings.static_dir else Path(__file__).parent / "static"
     site = StaticSite(static)
     app = Starlette(
         routes=[
             Route("/healthz", healthz),
             Route("/readyz", readyz),
+            Route("/leaderboard.json", leaderboard),
             Route("/match/{table_id}.json", match_record),
             Route("/review/{table_id}.json", match_review),
             *replay_routes(site),

@@ -5,9 +5,9 @@ latest view (``Seat.view``, the ``view`` message the table wrote for it and the 
 sent it) lists every *other* seat with ``kind: bot`` — a bot seat, or a human's seat left
 for good; a ``human`` seat, or a ``cover`` (a bot playing for a human whose clock ran
 out), means another person plays there, and hints are refused ``hint_unavailable``. So
-are a connection that holds no seat or watches a table. Rated tables (there are none
-yet) will refuse hints as well. Then it must be the seat's decision: that view is
-``playing`` and lists legal moves, else ``not_your_turn``.
+are a connection that holds no seat or watches a table, and a seat at a rated table
+(its lobby said ``rated``: ``Seat.rated``), whoever sits there. Then it must be the
+seat's decision: that view is ``playing`` and lists legal moves, else ``not_your_turn``.
 
 The bot service is asked ``ChooseMove`` with that seat's own view (its ``view`` field:
 rackcore's ``View.to_dict()``, as the table sends the bot service a bot seat's view) at
@@ -73,6 +73,8 @@ def _asked_view(session: SessionApi, message: dict[str, Any], hint_id: str) -> d
             "hint_unavailable", "hints are for a player's own seat at a table", hint_id
         )
     seat = state.seat
+    if seat.rated:
+        raise ProtocolError("hint_unavailable", "hints are not given at a rated table", hint_id)
     if not seat.view:
         raise ProtocolError("not_your_turn", "the table has not started", hint_id)
     view: dict[str, Any] = orjson.loads(seat.view)

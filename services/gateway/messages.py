@@ -59,6 +59,8 @@ def lobby(msg: mm.Lobby, you: int) -> dict[str, Any]:
         "public": msg.public,
         "level": msg.level,
         "spectators": msg.spectators or "off",
+        "rated": msg.rated,
+        "daily": msg.daily,
     }
 
 

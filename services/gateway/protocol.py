@@ -44,6 +44,13 @@ CLIENT_TYPES = (
     "watch",
     "rematch",
     "hint",
+    "profile",
+    "link_code",
+    "forget_profile",
+    "history",
+    "leaderboard",
+    "daily",
+    "play_daily",
 )
 SERVER_TYPES = (
     "welcome",
@@ -57,6 +64,12 @@ SERVER_TYPES = (
     "watching",
     "rematch_offer",
     "hint",
+    "profile",
+    "link_code",
+    "forgotten",
+    "history",
+    "leaderboard",
+    "daily",
 )
 ERROR_CODES = (
     "bad_frame",
@@ -86,6 +99,11 @@ ERROR_CODES = (
     "spectators_full",
     "no_rematch",
     "hint_unavailable",
+    "bad_profile",
+    "bad_link_code",
+    "no_profile",
+    "profile_required",
+    "daily_played",
 )
 
 

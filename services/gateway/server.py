@@ -14,6 +14,8 @@ from collections.abc import Generator
 
 import uvicorn
 
+from services.archive.schema import SchemaBehind
+from services.archive.settings import ArchiveSettings
 from services.common import logs, loop, running
 from services.common.dial import dial_addr, socket_host
 from services.common.running import Running, Shutdown
@@ -80,14 +82,20 @@ async def create_server(
     local_links: LocalLinks | None = None,
     matchmaker: MatchmakerClient | None = None,
     bots: BotClient | None = None,
+    archive: ArchiveSettings | None = None,
 ) -> Running[GatewayServer]:
     """Start the gateway on ``settings.host:port`` (port 0 picks one) and return once it
     listens, with /metrics on ``metrics_host:metrics_port`` (``Running.metrics_port``).
     ``local_links``, ``matchmaker`` and ``bots``: services in this process (``create_app``).
-    ``Running.service`` is the uvicorn server (its open connections: ``server_state``)."""
+    ``Running.service`` is the uvicorn server (its open connections: ``server_state``).
+    ``archive`` with a ``database_url``: the profile store there (profiles.py), at this
+    release's schema (``SchemaBehind`` if it is behind: run ``rackem migrate``)."""
     if settings.metrics_port and settings.metrics_port == settings.port:
         raise ValueError("METRICS_PORT must differ from PORT: /metrics is never public")
-    app = create_app(settings, local_links, matchmaker, bots)
+    app = create_app(settings, local_links, matchmaker, bots, archive)
+    profiles = state_of(app).profiles
+    if profiles is not None:  # before anything listens: a schema behind refuses the start
+        await profiles.open()
     metrics_host = settings.metrics_host or settings.host
     msock = _listen(metrics_host, settings.metrics_port, 16)
     metrics_port = msock.getsockname()[1]
@@ -147,12 +155,16 @@ async def create_server(
     )
 
 
-async def serve(settings: GatewaySettings) -> None:
+async def serve(settings: GatewaySettings, archive: ArchiveSettings | None = None) -> None:
     """Serve until SIGTERM or SIGINT (handled from before the port opens), then stop."""
-    await running.serve(create_server(settings))
+    await running.serve(create_server(settings, archive=archive))
 
 
 def main() -> None:
     settings = from_env(GatewaySettings)
     logs.configure("gateway", settings.log_level)
-    loop.run(serve(settings))
+    try:
+        loop.run(serve(settings, from_env(ArchiveSettings)))
+    except SchemaBehind as exc:  # refused to start: said once, plainly, without a trace
+        logs.event(log, "archive_schema_behind", logging.ERROR, message=str(exc))
+        raise SystemExit(1) from None

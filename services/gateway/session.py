@@ -25,10 +25,11 @@ from starlette.websockets import WebSocket
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
+from services.archive.profiles import Profile
 from services.common import tracing
-from services.common.errors import ServiceError
+from services.common.errors import ServiceError, StoreUnavailable
 from services.common.logs import event
-from services.gateway import messages
+from services.gateway import daily, messages, profiles
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.connection import POLICY, Connection, ConnectionState
@@ -86,6 +87,7 @@ class Session:
         admission: Admission,
         games: GameLimiter,
         settings: GatewaySettings,
+        profile_store: profiles.Profiles | None = None,
     ) -> None:
         s = settings
         self.connections = connections
@@ -105,6 +107,11 @@ class Session:
         self._state: State = IDLE
         self._bucket = TokenBucket(s.msg_rate, s.msg_burst)
         self._abuse = AbuseCounter(s.abuse_limit, s.abuse_window_s)
+        self.profiles = profile_store  # None: no DATABASE_URL (profile messages: unavailable)
+        self.profile: Profile | None = None  # bound by ``profile`` (profiles.py)
+        self.profile_lookups = GameLimiter(
+            s.profile_lookups_per_connection, s.profile_lookups_window_s
+        )
 
     @property
     def state(self) -> State:
@@ -170,6 +177,8 @@ class Session:
             self._refuse(exc)
         elif isinstance(exc, ServiceError):
             self._refuse(from_service(exc.code, exc.message))
+        elif isinstance(exc, StoreUnavailable):  # the profile store, for now
+            self._refuse(from_service("unavailable", ""))
         else:
             log.error("unexpected_error", exc_info=exc)
             self._refuse(ProtocolError("internal", "internal error"))
@@ -217,7 +226,12 @@ class Session:
     def take_seat(
         self, reply: mm.Seated, token: str, kind: str | None = None, since: float = 0.0
     ) -> None:
-        seat = Seat(token=reply.token or token, seat=reply.seat, table_id=reply.table_id)
+        seat = Seat(
+            token=reply.token or token,
+            seat=reply.seat,
+            table_id=reply.table_id,
+            rated=reply.lobby.rated,
+        )
         seated = Seated(seat)
         self.enter(seated)
         announcement = messages.seated(reply) | {"token": seat.token}
@@ -277,11 +291,31 @@ class Session:
     def _timeout(self) -> float:
         return self.settings.rpc_timeout_s
 
+    async def _player(self) -> tuple[str, int]:
+        """The bound profile's id and rating as shown, for a new game ("", 0 unbound),
+        re-read from the store (a rated match since may have changed the rating; the one
+        read before stands in while the store does not answer)."""
+        bound = self.profile
+        if bound is None or self.profiles is None:
+            return "", 0
+        try:
+            fresh = await self.profiles.store.profile(bound.id)
+        except (StoreUnavailable, ProtocolError):
+            return bound.id, bound.rating.value
+        if fresh is None:  # forgotten from another device
+            self.profile = None
+            raise ProtocolError("bad_profile", "this profile was forgotten")
+        self.profile = fresh
+        return fresh.id, fresh.rating.value
+
     async def _quick_match(self, message: dict[str, Any]) -> None:
         since = time.perf_counter()
         name = check_name(message["name"])
         self._new_game()
-        request = mm.QuickMatchRequest(name=name, players=message["players"])
+        profile, rating = await self._player()
+        request = mm.QuickMatchRequest(
+            name=name, players=message["players"], profile=profile, rating=rating
+        )
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.QuickMatch(request, timeout=self._timeout())
         )
@@ -291,13 +325,20 @@ class Session:
         since = time.perf_counter()
         name = check_name(message["name"])
         rules = messages.rules_to_request(message.get("rules"))
+        rated = message.get("rated", False)
+        if rated and self.profile is None:
+            raise ProtocolError("no_profile", "a rated table needs a profile; send profile first")
         self._new_game()
+        profile, rating = await self._player()
         request = mm.CreatePrivateRequest(
             name=name,
             rules=rules,
             level=message.get("level", "medium"),
             start_now=message.get("start_now", False),
             spectators=message.get("spectators", "off"),
+            profile=profile,
+            rated=rated,
+            rating=rating,
         )
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.CreateTable(request, timeout=self._timeout())
@@ -309,7 +350,8 @@ class Session:
         name = check_name(message["name"])
         code = room_code(message["code"])
         self._new_game()
-        request = mm.JoinRequest(code=code, name=name)
+        profile, rating = await self._player()
+        request = mm.JoinRequest(code=code, name=name, profile=profile, rating=rating)
         reply = await self.backends.call_matchmaker(
             lambda stub: stub.JoinByCode(request, timeout=self._timeout())
         )
@@ -430,6 +472,13 @@ _HANDLERS: dict[str, Callable[[Session, dict[str, Any]], Awaitable[None]]] = {
     "watch": watch,
     "rematch": rematch,
     "hint": hint,
+    "profile": profiles.profile,
+    "link_code": profiles.link_code,
+    "forget_profile": profiles.forget_profile,
+    "history": profiles.history,
+    "leaderboard": profiles.leaderboard,
+    "daily": daily.daily,
+    "play_daily": daily.play_daily,
 }
 
 

@@ -6,19 +6,27 @@ implementation; the commands import this, never session.py, so there is no impor
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
+from services.archive.profiles import Profile
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
 from services.gateway.follow import Follower, Push
 from services.gateway.session_state import State
 from services.gateway.settings import GatewaySettings
 
+if TYPE_CHECKING:
+    from services.gateway.profiles import Profiles
+
 __all__ = ["SessionApi"]
 
 
 class SessionApi(Protocol):
+    # The profile bound to this connection (profiles.py), or None; its rating is re-read
+    # from the store before each new game.
+    profile: Profile | None
+
     @property
     def settings(self) -> GatewaySettings: ...
     @property
@@ -31,6 +39,9 @@ class SessionApi(Protocol):
     def push(self) -> Push: ...
     @property
     def state(self) -> State: ...
+    @property
+    def profiles(self) -> Profiles | None:
+        """The gateway's profile store (profiles.py); None without ``DATABASE_URL``."""
 
     def enter(self, state: State) -> None:
         """Move to ``state``, ending what the old one ran (session_state.py)."""

@@ -45,6 +45,14 @@ class GatewaySettings:
     # New games (quick_match/create_table/join) per client address; 0 = unlimited.
     games_per_ip: int = 30
     games_window_s: float = 600.0
+    # Profile look-ups (``profile`` with a key or a link code, and new profiles) per
+    # client address and per connection within the window; 0 = unlimited. A profile's
+    # store is the archive's (``DATABASE_URL``, services/archive/settings.py).
+    profile_lookups_per_ip: int = 30
+    profile_lookups_per_connection: int = 10
+    profile_lookups_window_s: float = 600.0
+    # The leaderboard is read from the store at most once per this many seconds.
+    leaderboard_cache_s: float = 10.0
     # Admission control (services/gateway/admission.py): open connections past this are
     # refused with 1013; 0 = unlimited.
     max_connections: int = 20_000

@@ -1,5 +1,5 @@
 """What one gateway process shares between its connections: settings, channels, limits,
-admission, metrics, the reviews it answered.
+admission, metrics, the reviews it answered, the profile store (with ``DATABASE_URL``).
 
 Besides the live sockets this is the gateway's only state: which local connection holds
 which seat token (the newest wins), how many local connections follow each table, the
@@ -13,6 +13,7 @@ import contextlib
 from collections import Counter
 from typing import Protocol
 
+from services.archive.settings import ArchiveSettings
 from services.common.grpc_metrics import client_interceptors
 from services.gateway.admission import Admission
 from services.gateway.backends import Backends
@@ -21,6 +22,7 @@ from services.gateway.gc_pauses import GcPauses
 from services.gateway.limits import GameLimiter
 from services.gateway.matchmaker_client import MatchmakerClient
 from services.gateway.metrics import Metrics
+from services.gateway.profiles import Profiles
 from services.gateway.reviews import Reviews
 from services.gateway.settings import GatewaySettings
 from services.gateway.table_client import LocalLinks
@@ -45,8 +47,14 @@ class GatewayState:
         local_links: LocalLinks | None = None,
         matchmaker: MatchmakerClient | None = None,
         bots: BotClient | None = None,
+        archive: ArchiveSettings | None = None,
     ) -> None:
         self.settings = settings
+        # Profiles (profiles.py) with an archive only; without one their messages are
+        # answered ``unavailable``.
+        self.profiles = (
+            Profiles(archive, settings) if archive is not None and archive.database_url else None
+        )
         self._local_links = local_links
         self._local_matchmaker = matchmaker
         self._local_bots = bots
@@ -91,9 +99,13 @@ class GatewayState:
         )
         self._monitor = asyncio.create_task(self.admission.monitor())
         self._gc.start()
+        if self.profiles is not None:
+            await self.profiles.open()  # (at once if ``create_server`` opened it)
 
     async def close(self) -> None:
         self._gc.stop()
+        if self.profiles is not None:
+            await self.profiles.close()
         if self._monitor is not None:
             self._monitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -27,7 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 RACKEM_SERVICES = {"bot", "table-1", "table-2", "matchmaker", "gateway"}
 SERVICES = RACKEM_SERVICES | {"redis", "postgres"}  # each healthy while the stack runs
 ONE_SHOT = {"migrate"}  # runs `rackem migrate`, exits 0, and the tables start after it
-PASSWORDS = {"REDIS_PASSWORD": "pw-of-the-test", "POSTGRES_PASSWORD": "pg-pw-of-the-test"}
+PASSWORDS = {
+    "REDIS_PASSWORD": "pw-of-the-test",
+    "POSTGRES_PASSWORD": "pg-pw-of-the-test",
+    "DAILY_SECRET": "daily-secret-of-the-test",
+}
 
 
 def test_compose_file_describes_the_stack(compose: list[str]) -> None:
@@ -58,6 +62,7 @@ def test_compose_file_describes_the_stack(compose: list[str]) -> None:
         environment = services[name]["environment"]
         assert environment["ADVERTISE_ADDR"] == f"{name}:50052"
         assert environment["REPLICA_ID"] == name
+        assert environment["DAILY_SECRET"] == "daily-secret-of-the-test"  # the same on both
         assert "table" in services[name]["networks"]["default"]["aliases"]
     assert set(services["gateway"]["depends_on"]) == {"matchmaker", "table-1", "table-2"}
     gateway_env = services["gateway"]["environment"]
@@ -90,7 +95,9 @@ def test_compose_file_describes_the_stack(compose: list[str]) -> None:
         assert services[name]["environment"]["DATABASE_URL"] == database_url
         assert "migrate" in services[name]["depends_on"]
     users = {name for name, s in services.items() if "DATABASE_URL" in s.get("environment", {})}
-    assert users == {"table-1", "table-2", "migrate"}
+    # The gateway reads and writes profiles there (after the tables: after the migration).
+    assert services["gateway"]["environment"]["DATABASE_URL"] == database_url
+    assert users == {"table-1", "table-2", "migrate", "gateway"}
 
 
 @pytest.mark.parametrize("missing", sorted(PASSWORDS))
@@ -132,6 +139,7 @@ def stack(container_engine: Engine, compose: list[str]) -> Iterator[Stack]:
     stack.env["RACKEM_PORT"] = str(stack.port)
     stack.env["REDIS_PASSWORD"] = secrets.token_hex(16)
     stack.env["POSTGRES_PASSWORD"] = secrets.token_hex(16)
+    stack.env["DAILY_SECRET"] = secrets.token_hex(32)
     healthchecks = None
     if container_engine.podman:  # podman runs no healthchecks by itself
         healthchecks = subprocess.Popen(

@@ -271,8 +271,9 @@ def test_prod_ingress_serves_the_public_host_over_tls(render: Render) -> None:
 def test_the_archive_is_migrated_by_its_job_and_read_by_the_tables(
     manifests: tuple[Manifest, ...],
 ) -> None:
-    """DATABASE_URL from the Secret, where the archive is used: the table replicas (which
-    wait for the schema, never make it) and the migrate Job (which makes it)."""
+    """DATABASE_URL from the Secret, where the archive is used: the table replicas and the
+    gateways (profiles), which wait for the schema and never make it, and the migrate Job
+    (which makes it)."""
     secret = {"name": "rackem-database", "key": "url"}
     users = set()
     for workload in (m for m in manifests if m["kind"] in WORKLOADS):
@@ -284,19 +285,38 @@ def test_the_archive_is_migrated_by_its_job_and_read_by_the_tables(
     assert users == {
         "Deployment/table/wait-for-schema",
         "Deployment/table/table",
+        "Deployment/gateway/wait-for-schema",
+        "Deployment/gateway/gateway",
         "Job/migrate/migrate",
     }
     job = by_kind(manifests, "Job")["migrate"]
     (migrate,) = pod_spec(job)["containers"]
     assert migrate["args"][0] == "migrate" and "--check" not in migrate["args"]
     assert pod_spec(job)["restartPolicy"] == "OnFailure" and job["spec"]["backoffLimit"] >= 1
-    (wait,) = pod_spec(by_kind(manifests, "Deployment")["table"])["initContainers"]
-    assert wait["args"][:2] == ["migrate", "--check"] and "--wait" in wait["args"]
-    assert (
-        wait["image"]
-        == migrate["image"]
-        == pod_spec(by_kind(manifests, "Deployment")["table"])["containers"][0]["image"]
-    )
+    for name in ("table", "gateway"):
+        (wait,) = pod_spec(by_kind(manifests, "Deployment")[name])["initContainers"]
+        assert wait["args"][:2] == ["migrate", "--check"] and "--wait" in wait["args"]
+        assert (
+            wait["image"]
+            == migrate["image"]
+            == pod_spec(by_kind(manifests, "Deployment")[name])["containers"][0]["image"]
+        )
+
+
+def test_the_daily_racks_secret_reaches_the_table_replicas_alone(
+    manifests: tuple[Manifest, ...],
+) -> None:
+    """DAILY_SECRET (docs/daily.md) from the Secret `rackem-daily`, in the table replicas
+    and nowhere else: every day's seed derives from it, only the table service makes one."""
+    users = set()
+    for workload in (m for m in manifests if m["kind"] in WORKLOADS):
+        for container in containers(workload):
+            env = {var["name"]: var for var in container.get("env", [])}
+            if "DAILY_SECRET" in env:
+                secret = env["DAILY_SECRET"]["valueFrom"]["secretKeyRef"]
+                assert secret == {"name": "rackem-daily", "key": "secret"}
+                users.add(f"{workload['kind']}/{workload['metadata']['name']}/{container['name']}")
+    assert users == {"Deployment/table/table"}
 
 
 def test_dev_runs_a_small_postgresql_for_the_archive(render: Render) -> None:

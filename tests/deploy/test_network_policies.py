@@ -53,6 +53,9 @@ DESIGNED = {
     ("migrate", "postgres", 5432),
     ("table", OUTSIDE, 5432),
     ("migrate", OUTSIDE, 5432),
+    # Profiles (docs/profiles.md): the gateways read and write them there.
+    ("gateway", "postgres", 5432),
+    ("gateway", OUTSIDE, 5432),
 }
 SENTINEL = {
     # components/redis-sentinel adds: the clients ask the Sentinels for the primary; the

@@ -64,8 +64,13 @@ async def start_gateway() -> AsyncIterator[StartGateway]:
         matchmaker = overrides.pop("matchmaker", None)
         local_links = overrides.pop("local_links", None)
         bots = overrides.pop("bots", None)
+        archive = overrides.pop("archive", None)  # ArchiveSettings: the profile store
         server = await create_server(
-            settings(**overrides), local_links=local_links, matchmaker=matchmaker, bots=bots
+            settings(**overrides),
+            local_links=local_links,
+            matchmaker=matchmaker,
+            bots=bots,
+            archive=archive,
         )
         running.append(server)
         return server
