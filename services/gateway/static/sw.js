@@ -4,7 +4,7 @@
 // The replay viewer is in the shell too (/replay/ and its files), so a downloaded match
 // log can be replayed offline; every /replay/{table_id} is that one page.
 
-const CACHE = "rackem-shell-v8";
+const CACHE = "rackem-shell-v9";
 const SHELL = [
   "/",
   "/index.html",
@@ -18,8 +18,10 @@ const SHELL = [
   "/js/app.js",
   "/js/cards.js",
   "/js/changes.js",
+  "/js/chart.js",
   "/js/coach.js",
   "/js/conn.js",
+  "/js/daily.js",
   "/js/dom.js",
   "/js/finish.js",
   "/js/handlers.js",
@@ -28,6 +30,7 @@ const SHELL = [
   "/js/home.js",
   "/js/invite.js",
   "/js/keys.js",
+  "/js/leaderboard.js",
   "/js/lobby.js",
   "/js/messages.js",
   "/js/movelog.js",
@@ -37,6 +40,8 @@ const SHELL = [
   "/js/replay-model.js",
   "/js/net.js",
   "/js/play.js",
+  "/js/profile.js",
+  "/js/profile-state.js",
   "/js/protocol.js",
   "/js/reduce.js",
   "/js/rematch.js",
@@ -55,6 +60,7 @@ const SHELL = [
   "/js/verify.js",
   "/js/view.js",
   "/js/watch.js",
+  "/js/you.js",
 ];
 
 self.addEventListener("install", (event) => {

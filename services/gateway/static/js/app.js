@@ -15,6 +15,18 @@ import { initHome } from "./home.js";
 import { followInvite, initInvite } from "./invite.js";
 import { bindKeys } from "./keys.js";
 import { applyMute, toggleMute } from "./mute.js";
+import {
+  askLinkCode,
+  forgetProfile,
+  go,
+  makeProfile,
+  playDaily,
+  redeemLinkCode,
+  rename,
+  route,
+  setPublic,
+  withProfile,
+} from "./profile.js";
 import { armRepair, askHint, cancelModes, tableActions } from "./play.js";
 import { initTable, render, tick } from "./render.js";
 import { SCREENS, toast } from "./screens.js";
@@ -23,6 +35,7 @@ import { createTable, joinTable, playAgain, quickMatch, resumeLast, watchTable }
 import { dispatch, getState, subscribe } from "./state.js";
 import { forgetSeat, loadPrefs, loadSeat, saveSeat } from "./store.js";
 import { initWatch } from "./watch.js";
+import { initYou } from "./you.js";
 
 subscribe(render);
 subscribe(followInvite); // the invitation's own socket, while it shows
@@ -80,18 +93,37 @@ bindKeys({
   continueRound,
 });
 
+// A game's first request makes this device's profile first, if it has none (js/profile.js).
 initInvite({
   error: (text) => toast(text),
   home: () => dispatch({ type: "show", screen: "home" }),
-  join: joinTable,
+  join: withProfile(joinTable),
 });
 
 initHome({
   error: (text) => toast(text),
-  quickMatch,
-  create: createTable,
-  join: joinTable,
+  quickMatch: withProfile(quickMatch),
+  create: withProfile(createTable),
+  join: withProfile(joinTable),
 });
+
+initYou({
+  make: makeProfile,
+  rename,
+  setPublic,
+  linkCode: askLinkCode,
+  redeem: redeemLinkCode,
+  forget: forgetProfile,
+  error: (text) => toast(text),
+});
+$("btn-play-daily").addEventListener("click", playDaily);
+for (const control of document.querySelectorAll("[data-go]")) {
+  const screen = /** @type {import("./reduce.js").Screen} */ (/** @type {HTMLElement} */ (control).dataset.go);
+  control.addEventListener("click", () => go(screen));
+}
+// The profile's screens live at the address's fragment (#you, #leaderboard, #daily): Back and Forward move between them.
+window.addEventListener("popstate", route);
+window.addEventListener("hashchange", route);
 
 initWatch({
   error: (text) => toast(text),

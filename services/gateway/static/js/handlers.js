@@ -2,12 +2,15 @@
 // What the connection's events do (app.js hooks them into js/conn.js). Each one is
 // dispatched to the store, whose reducer (js/reduce.js) is the one place they change
 // the page's state; what is not state happens here after it: on each (re)connection
-// `resume` the seat or `watch` the watched table, and per server message the
-// browser's storage, toasts, and the reactions to a new view (js/view.js).
+// `resume` the seat or `watch` the watched table (after binding the profile of the
+// stored key, js/profile.js), and per server message the browser's storage, toasts,
+// and the reactions to a new view (js/view.js).
 
 import { fresh, queuedCount, send } from "./conn.js";
 import { WATCH_REFUSED, errorText } from "./messages.js";
-import { startScreen, toast } from "./screens.js";
+import { PROFILE_SCREENS, askHistory, profileAsked, refreshScreen, saveProfileKey, sendBind } from "./profile.js";
+import { receiveProfile } from "./profile-state.js";
+import { announce, startScreen, toast } from "./screens.js";
 import { onLeft } from "./seat.js";
 import { dispatch, getState } from "./state.js";
 import { forgetSeat, loadSeat, saveSeat } from "./store.js";
@@ -20,6 +23,7 @@ import { rememberWatched, watchedCode } from "./watch.js";
 /** @type {import("./conn.js").ConnectionEvents} */
 export const connectionEvents = {
   open() {
+    const bound = sendBind(); // first: every request after it finds the profile bound
     const seat = loadSeat();
     const code = watchedCode();
     if (seat) send({ type: "resume", token: seat.token });
@@ -29,6 +33,9 @@ export const connectionEvents = {
       loading: seat ? "Taking your seat again…" : code ? `Watching table ${code}…` : null,
       start: queuedCount() ? null : startScreen(),
     });
+    if (bound) profileAsked("bind");
+    const screen = getState().screen;
+    if (Object.values(PROFILE_SCREENS).includes(screen)) refreshScreen(screen);
   },
   status(status) {
     // Offline (or the server is away): the start screen shows, unless the page waits to send something.
@@ -74,7 +81,20 @@ const AFTER = {
   left() {
     onLeft();
   },
-  error(msg) {
+  profile(msg, before) {
+    if (msg.key) saveProfileKey(msg.key); // a new profile, or this device linked: its key, sent this once
+    if (before.profile.asked.includes("update")) announce("Saved.");
+    // Another profile on the You screen (a link code redeemed): its history too.
+    const shown = before.profile.me;
+    if (getState().screen === "you" && (!shown || shown.id !== msg.id) && !before.profile.asked.includes("history")) askHistory();
+  },
+  forgotten() {
+    saveProfileKey(null);
+    announce("Your profile is forgotten.");
+  },
+  error(msg, before) {
+    if (msg.code === "bad_profile") saveProfileKey(null); // wrong or forgotten: a new one is made at the next game
+    if (receiveProfile(before.profile, msg).handled) return; // a profile request's refusal: its screen says it
     if (WATCH_REFUSED.includes(msg.code) && watchedCode() && !loadSeat()) {
       rememberWatched(null); // the table cannot be watched: not asked again on reconnect
     }

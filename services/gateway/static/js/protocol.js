@@ -144,8 +144,83 @@
  */
 
 /**
+ * A profile's rating as players see it (`round(60 * mu)`; provisional while its uncertainty is high).
+ * @typedef {{ value: number, provisional: boolean }} Rating
+ */
+
+/**
+ * A profile's record, in all and per player count (`by_players`, keyed "2", "3", "4").
+ * @typedef {object} StatLine
+ * @property {number} played
+ * @property {number} won
+ * @property {number} rounds_won
+ * @property {number | null} mean_own_turns_to_go_out
+ * @property {number} best_bonus_run
+ */
+/** @typedef {StatLine & { by_players?: Record<string, StatLine> }} Stats */
+
+/**
+ * The server's `profile`: the profile bound to this connection (`key` only when it is new to this device).
+ * @typedef {object} ProfileMessage
+ * @property {"profile"} type
+ * @property {string} id
+ * @property {string} [key]
+ * @property {string} name
+ * @property {boolean} public
+ * @property {Rating} rating
+ * @property {Stats} stats
+ */
+
+/**
+ * One finished match of a profile's history (`replay` null once its record is gone).
+ * @typedef {object} HistoryMatch
+ * @property {string} table_id
+ * @property {number} finished_ms
+ * @property {{ seat: number, name: string, score: number, bot: boolean }[]} players
+ * @property {number} seat
+ * @property {number} score
+ * @property {number} place
+ * @property {boolean} rated
+ * @property {number | null} rating_before
+ * @property {number | null} rating_after
+ * @property {string | null} replay
+ */
+
+/** @typedef {{ type: "history", matches: HistoryMatch[] }} HistoryMessage */
+/** @typedef {{ place: number, name: string, rating: number }} LeaderboardEntry */
+/** @typedef {{ type: "leaderboard", entries: LeaderboardEntry[] }} LeaderboardMessage */
+/** @typedef {{ type: "link_code", code: string, expires_ms: number }} LinkCode */
+/** @typedef {{ type: "forgotten" }} Forgotten */
+
+/**
+ * A profile's Daily Rack entry of a day (`table_id` "" until its match finished).
+ * @typedef {object} DailyEntry
+ * @property {string} [day]
+ * @property {string} [name]
+ * @property {string} [table_id]
+ * @property {boolean} [finished]
+ * @property {number} score
+ * @property {number} own_turns
+ * @property {boolean} [won]
+ */
+
+/**
+ * The server's `daily`: today's Daily Rack (its commitment, when it closes), the day
+ * before's seed, this profile's entry (`you`) and the day's board.
+ * @typedef {object} DailyMessage
+ * @property {"daily"} type
+ * @property {string} day
+ * @property {string} commitment
+ * @property {number} closes_ms
+ * @property {{ day: string, seed: string, commitment: string } | null} [previous]
+ * @property {DailyEntry | null} [you]
+ * @property {{ place: number, name: string, score: number, own_turns: number, table_id?: string }[]} board
+ */
+
+/**
  * Every message the server sends.
- * @typedef {Welcome | Seated | Watching | RematchOffer | Lobby | (TableView & { type: "view" }) | Moved | Left | Pong | Hint | ErrorMessage} ServerMessage
+ * @typedef {Welcome | Seated | Watching | RematchOffer | Lobby | (TableView & { type: "view" }) | Moved | Left | Pong | Hint
+ *   | ProfileMessage | HistoryMessage | LeaderboardMessage | LinkCode | Forgotten | DailyMessage | ErrorMessage} ServerMessage
  */
 
 /**
@@ -162,7 +237,14 @@
  *   | { type: "rematch" }
  *   | { type: "watch", code: string }
  *   | { type: "resume", token: string }
- *   | { type: "ping", t?: number }} ClientMessage
+ *   | { type: "ping", t?: number }
+ *   | { type: "profile", key?: string, link?: string, name?: string, public?: boolean }
+ *   | { type: "link_code" }
+ *   | { type: "forget_profile" }
+ *   | { type: "history" }
+ *   | { type: "leaderboard" }
+ *   | { type: "daily" }
+ *   | { type: "play_daily" }} ClientMessage
  */
 
 export {};

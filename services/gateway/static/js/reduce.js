@@ -7,6 +7,7 @@
 
 import { viewChanges } from "./changes.js";
 import { WATCH_REFUSED } from "./messages.js";
+import { askProfile, greetedProfile, initialProfile, receiveProfile } from "./profile-state.js";
 import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
 
 /** @typedef {import("./protocol.js").TableView} TableView */
@@ -16,7 +17,7 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
 /** @typedef {import("./protocol.js").Move} Move */
 /** @typedef {import("./coach.js").ReviewSummary} ReviewSummary */
 
-/** @typedef {"loading" | "home" | "invite" | "lobby" | "table"} Screen */
+/** @typedef {"loading" | "home" | "invite" | "lobby" | "table" | "you" | "leaderboard" | "daily"} Screen */
 
 /**
  * The connection's status (js/net.js): connecting (`attempt` 0 the first time, and after a
@@ -65,6 +66,7 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
  * @property {Verification | null} verified the fair-deal check of the finished match
  * @property {Coach | null} coach the Hint asked for on this turn, and its move once answered
  * @property {SeatReview[]} reviews the finished match's reviews, by seat
+ * @property {import("./profile-state.js").ProfileState} profile the player's profile, its history, the leaderboard, the Daily Rack (js/profile-state.js)
  */
 
 /**
@@ -85,7 +87,8 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
  *   | { type: "table_left" }
  *   | { type: "verify", verified: Verification }
  *   | { type: "hint_asked", id: string, version: number }
- *   | { type: "reviewed", review: SeatReview }} Action
+ *   | { type: "reviewed", review: SeatReview }
+ *   | { type: "profile_asked", kind: import("./profile-state.js").Asked }} Action
  */
 
 /** The page as index.html draws it: the loading screen, connecting. @type {AppState} */
@@ -108,6 +111,7 @@ export const initialState = {
   verified: null,
   coach: null,
   reviews: [],
+  profile: initialProfile,
 };
 
 /** No table any more (a new one, a seat given up, a token refused): what the page knew of it goes. */
@@ -145,17 +149,24 @@ export const canRepair = (state) => Boolean(state.tv && legalSets(state.tv, stat
  */
 export function reduce(state, action) {
   switch (action.type) {
-    case "server":
-      return receive(state, action.msg, action.at);
+    case "server": {
+      const answer = receiveProfile(state.profile, action.msg);
+      const next = answer.profile === state.profile ? state : { ...state, profile: answer.profile };
+      if (answer.refused === "play_daily" && next.screen === "loading") return { ...next, screen: "daily" };
+      return answer.handled ? next : receive(next, action.msg, action.at);
+    }
     case "connection": {
       // Offline (or the server is away): the start screen shows while the page retries.
       const start = action.status.state === "waiting" && state.screen === "loading" ? action.start : null;
       return { ...state, connection: action.status, screen: start || state.screen };
     }
-    case "greeted":
-      if (state.screen !== "loading") return state;
-      if (action.loading) return { ...state, loadingText: action.loading };
-      return action.start ? { ...state, screen: action.start } : state;
+    case "greeted": {
+      const profile = greetedProfile(state.profile);
+      const next = profile === state.profile ? state : { ...state, profile };
+      if (state.screen !== "loading") return next;
+      if (action.loading) return { ...next, loadingText: action.loading };
+      return action.start ? { ...next, screen: action.start } : next;
+    }
     case "show":
       return { ...state, screen: action.screen, loadingText: action.loading ?? state.loadingText };
     case "move_sent":
@@ -186,6 +197,8 @@ export function reduce(state, action) {
       const others = state.reviews.filter((r) => r.table_id === table_id && r.seat !== seat);
       return { ...state, reviews: [...others, action.review].sort((a, b) => a.seat - b.seat) };
     }
+    case "profile_asked":
+      return { ...state, profile: askProfile(state.profile, action.kind) };
   }
 }
 

@@ -2,9 +2,10 @@
 // Drawing the page from the state: `render(state)`, the one entry (app.js subscribes it
 // to the store), draws what changed since the state it drew last — the screen, the top
 // bar's connection status, the waiting room, the table with its round-over and match-over
-// screens, the hint — through each screen's own render function, which reads the state
-// and never writes it. `tick()` runs the clocks between two states (the decision's
-// countdown, the lobby's fill timer, the round-over wait, the rematch offer's).
+// screens, the hint, the profile's screens (You, Leaderboard, Daily Rack) — through each
+// screen's own render function, which reads the state and never writes it. `tick()` runs
+// the clocks between two states (the decision's countdown, the lobby's fill timer, the
+// round-over wait, the rematch offer's, a link code's and the Daily Rack's).
 
 import { el } from "./cards.js";
 import { retryNow } from "./conn.js";
@@ -15,10 +16,13 @@ import { isConnected } from "./reduce.js";
 import { renderOffer, renderRematchLobby } from "./rematch.js";
 import { renderScreen } from "./screens.js";
 import { clockSeat, isBetweenRounds, isCovered, isMatchOver } from "./selectors.js";
+import { renderDaily, tickDaily } from "./daily.js";
+import { renderLeaderboard } from "./leaderboard.js";
 import { play } from "./sound.js";
 import { getState } from "./state.js";
 import { TableScreen, clockText } from "./table.js";
 import { renderWatchLobby, renderWatchTable } from "./watch.js";
+import { renderYou, tickYou } from "./you.js";
 
 /** @typedef {import("./reduce.js").AppState} AppState */
 /** @typedef {import("./table.js").TableActions} TableActions */
@@ -71,8 +75,16 @@ export function render(state) {
     $("hint").hidden = !state.hint;
   }
   if (state.offer !== before.offer) renderOffer(state.offer, Date.now());
+  if (state.profile !== before.profile || state.screen !== before.screen) renderProfile(state);
   if (TABLE_PARTS.some((key) => state[key] !== before[key]) || isConnected(state) !== isConnected(before)) renderTable(state);
   tick();
+}
+
+/** The profile's screens: You (and the home's *You* button), the leaderboard, the Daily Rack. @param {AppState} state */
+function renderProfile(state) {
+  renderYou(state.profile);
+  if (state.screen === "leaderboard") renderLeaderboard(state.profile);
+  if (state.screen === "daily") renderDaily(state.profile);
 }
 
 /** The top bar: nothing while connected, else that the connection is lost and when it retries. @param {AppState["connection"]} status */
@@ -130,6 +142,8 @@ function renderTable(state) {
 export function tick() {
   const state = getState();
   if (state.screen === "lobby" && state.lobby) tickLobby(state.lobby);
+  if (state.screen === "you") tickYou(state.profile, Date.now());
+  if (state.screen === "daily") tickDaily(state.profile, Date.now());
   const tv = state.tv;
   if (!tv || state.screen !== "table") return;
   const left = tv.remaining_ms - (performance.now() - state.receivedAt);

@@ -6,6 +6,7 @@
 
 import { $, dialog } from "./dom.js";
 import { inviteCode } from "./invite.js";
+import { PROFILE_SCREENS, screenOfAddress } from "./profile.js";
 import { isMyTurn } from "./selectors.js";
 import { play } from "./sound.js";
 import { isOffline } from "./reduce.js";
@@ -15,7 +16,7 @@ import { lastSeat, loadSeat } from "./store.js";
 /** @typedef {import("./reduce.js").Screen} Screen */
 
 /** @type {Screen[]} */
-export const SCREENS = ["home", "invite", "lobby", "table", "loading"];
+export const SCREENS = ["home", "invite", "lobby", "table", "loading", "you", "leaderboard", "daily"];
 
 /** Where focus goes when a screen opens (never the page's body). @type {Record<string, string>} */
 export const SCREEN_FOCUS = {
@@ -23,6 +24,9 @@ export const SCREEN_FOCUS = {
   invite: "invite-name",
   lobby: "lobby-title",
   table: "table-title",
+  you: "you-title",
+  leaderboard: "leaderboard-title",
+  daily: "daily-title",
 };
 
 const TITLE = "Rack'em — Rack-O online";
@@ -51,6 +55,10 @@ function open(name) {
   $("table-info").hidden = name !== "table";
   $("btn-leave").hidden = name !== "table";
   document.body.dataset.screen = name;
+  // A profile screen's fragment (#you…) goes once another screen than home shows (a table, its waiting room).
+  if (screenOfAddress() && !Object.values(PROFILE_SCREENS).includes(name) && name !== "home") {
+    history.replaceState(null, "", location.pathname + location.search);
+  }
   if (name === "home") {
     document.title = TITLE;
     // The seat an earlier tab kept (the browser's storage), offered when this tab holds none.
@@ -58,9 +66,9 @@ function open(name) {
   }
 }
 
-/** The first screen when no seat is being resumed: the invitation of a share link, or home. @returns {Screen} */
+/** The first screen when no seat is being resumed: the invitation of a share link, a profile screen's address (`/#you`…), or home. @returns {Screen} */
 export function startScreen() {
-  return inviteCode() ? "invite" : "home";
+  return inviteCode() ? "invite" : screenOfAddress() || "home";
 }
 
 /** @type {ReturnType<typeof setTimeout> | undefined} */
