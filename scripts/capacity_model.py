@@ -32,7 +32,7 @@ DESIGN = {
     "archive_lag_s": 60,  # a finished table leaves Redis within this, the archive up
     "matchmaker_ttl_s": 86_400,  # DONE_TTL_MS, TOKEN_TTL_MS: its record of a started table
     "finished_ttl_s": 86_400,  # FINISHED_TTL_MS: the longest a finished table waits in Redis
-    "sweep_s": 0.25,  # SWEEP_MS: each replica's sweep, one call per lease index shard
+    "sweep_s": 0.1,  # SWEEP_MS: each replica's sweep, one call per lease index shard
     "cpu_limit_cores": 2,  # every rackem container's CPU limit: above what one process uses
     "prod_players": 100_000,  # k8s/overlays/prod's fleet: the pods the plan gives for these
 }

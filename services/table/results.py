@@ -6,8 +6,9 @@ same whichever replica builds it, at the finish or from a sweep after a crash:
 
 - ``score``: the final score of the seat's side (its own without partners);
 - ``place``: 1 + the number of sides with a seat placed better, better meaning not left
-  before left, then a higher score: equal scores share a place, and seats that left for
-  good rank after everyone else (tied among themselves);
+  before left, then the match's winner (who may have won a tie on points by the rules'
+  tiebreak), then a higher score: other equal scores share a place, and seats that left
+  for good rank after everyone else (tied among themselves);
 - ``won``: the seat's side won the match; ``rounds_won``: rounds the seat went out in;
 - ``own_turns_to_go_out``: per round the seat went out in, its own turns in that round;
 - ``own_turns``: every turn the seat took, all rounds together;
@@ -30,12 +31,15 @@ from services.table.table import Table
 __all__ = ["places", "result_of", "result_of_log"]
 
 
-def places(scores: list[int], left: list[bool], sides: list[int]) -> list[int]:
+def places(
+    scores: list[int], left: list[bool], sides: list[int], winner: int | None = None
+) -> list[int]:
     """Each seat's place: 1 + the number of sides with a seat placed better (not left
-    before left, then the higher score). Ties share a place; leavers come last."""
+    before left, then the winning side ``winner``, then the higher score). Ties share a
+    place; leavers come last."""
 
-    def key(seat: int) -> tuple[bool, int]:
-        return left[seat], -scores[seat]
+    def key(seat: int) -> tuple[bool, bool, int]:
+        return left[seat], sides[seat] != winner, -scores[seat]
 
     seats = range(len(scores))
     return [1 + len({sides[o] for o in seats if key(o) < key(seat)}) for seat in seats]
@@ -78,7 +82,7 @@ def result_of_log(
     left = list(state.left) if len(state.left) == n else [False] * n
     sides = [rules.side_of(seat) for seat in range(n)]
     scores = [totals[side] for side in sides]
-    placed = places(scores, left, sides)
+    placed = places(scores, left, sides, None if outcome is None else outcome.winner)
     seats = []
     for seat, seat_meta in enumerate(meta.seats):
         seats.append(

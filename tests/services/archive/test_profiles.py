@@ -6,6 +6,7 @@ import asyncio
 import secrets
 import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -505,11 +506,9 @@ async def test_one_daily_entry_a_day_and_its_board(store: ProfileStore) -> None:
 # -- outages
 
 
-async def test_an_sqlite_file_locked_past_the_timeout_is_unavailable(
-    backend: str, url: str
-) -> None:
-    if backend != "sqlite":
-        pytest.skip("SQLite's lock")
+async def test_an_sqlite_file_locked_past_the_timeout_is_unavailable(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/archive.sqlite3"
+    migrate(parse_database_url(url))
     store = await open_profiles(ArchiveSettings(database_url=url, database_timeout_ms=200))
     holder = sqlite3.connect(parse_database_url(url).path, isolation_level=None)
     try:

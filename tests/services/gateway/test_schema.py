@@ -116,6 +116,8 @@ def test_server_messages_are_checked_in_depth_by_the_same_schemas() -> None:
         "public": True,
         "level": "easy",
         "spectators": "off",
+        "rated": False,
+        "daily": "",
     }
     assert schemas()["lobby"].error(lobby) == "rules.players: missing"
     rules = {

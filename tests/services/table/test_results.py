@@ -47,6 +47,10 @@ def test_places_share_ties_and_put_leavers_last() -> None:
     partners = [0, 1, 0, 1]
     assert places([400, 300, 400, 300], [False] * 4, partners) == [1, 2, 1, 2]
     assert places([400, 400, 400, 400], [False] * 4, partners) == [1, 1, 1, 1]
+    # a tie on points that the rules' tiebreak gave to one side: the winner ranks first
+    assert places([520, 520], [False, False], [0, 1], winner=1) == [2, 1]
+    assert places([520, 520, 300], [False, False, False], [0, 1, 2], winner=0) == [1, 2, 3]
+    assert places([520, 520], [True, False], [0, 1], winner=0) == [2, 1]  # but a leaver is last
 
 
 def test_a_two_player_match_result_matches_its_log() -> None:

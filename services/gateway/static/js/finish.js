@@ -207,6 +207,15 @@ export async function checkMatch(tv, seenCommitment) {
   } catch (exc) {
     return bad(`Could not fetch the match log: ${errorMessage(exc)}.`);
   }
+  if (!("seed" in log) && !("decks" in log)) {
+    // A Daily Rack match while its day is open: everyone plays the same deal, so its seed
+    // stays in the table service until the day closes (docs/daily.md).
+    return {
+      table_id: id,
+      state: "later",
+      text: "Today's Daily Rack deal is secret until the day ends (midnight UTC): check this match from its replay then.",
+    };
+  }
   const v = tv.view;
   const problems = [];
   if (seenCommitment && log.commitment !== seenCommitment) {

@@ -29,7 +29,7 @@ import { isCovered, isSpectator, legalSets, seatName } from "./selectors.js";
 
 /**
  * The fair-deal check of a finished match (js/finish.js's `checkMatch`), as its screen says it.
- * @typedef {{ table_id: string, state: "checking" | "ok" | "bad", text: string }} Verification
+ * @typedef {{ table_id: string, state: "checking" | "ok" | "bad" | "later", text: string }} Verification
  */
 
 /**
