@@ -216,7 +216,7 @@ def plan(result: MatchResult, live: Mapping[str, tuple[float, float, str]]) -> P
                 after.value if was_rated else None,
             )
         )
-        if result.daily:
+        if result.daily and not seat.left:  # a leaver's entry stays unfinished: no result
             turns = seat.own_turns
             out.daily.append(
                 (result.daily, profile_id, result.finished_at_ms, result.table_id, seat.score,

@@ -501,6 +501,14 @@ async def test_one_daily_entry_a_day_and_its_board(store: ProfileStore) -> None:
     await store.cancel_daily(day, ids[0])  # a finished entry stays
     assert await store.daily_entry(day, ids[0]) == mine
     assert await store.start_daily(day, ids[3], NOW) is True  # cancelled: may start again
+    # a player who left (the computer finished for them) has no result: off the board
+    left = _result(
+        _seat(0, ids[3], 600, left=True, own_turns=9), _seat(1, "", 100, bot=True), daily=day
+    )
+    assert await store.apply_result(left)
+    still = await store.daily_entry(day, ids[3])
+    assert still is not None and not still.finished
+    assert await store.daily_board(day) == board
 
 
 # -- outages
