@@ -52,6 +52,10 @@ def new_server(
             ("grpc.so_reuseport", 0),
             ("grpc.max_connection_age_ms", max_connection_age_ms),
             ("grpc.max_connection_age_grace_ms", UNBOUNDED_GRACE_MS),
+            # Clients ping every 2 s to find a path that drops packets (the gateway's
+            # channels, services/gateway/backends.py): allowed, never a GOAWAY for them.
+            ("grpc.http2.min_ping_interval_without_data_ms", 1000),
+            ("grpc.http2.max_ping_strikes", 0),
         ],
         interceptors=list(interceptors) or None,
     )

@@ -28,6 +28,7 @@ the same code runs on all three; ``by_node`` groups batched commands per cluster
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -37,7 +38,12 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import Connection
 from redis.asyncio.connection import parse_url as parse_redis_url
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
+from redis.asyncio.sentinel import (
+    MasterNotFoundError,
+    Sentinel,
+    SentinelConnectionPool,
+    SentinelManagedConnection,
+)
 from redis.exceptions import (
     ClusterDownError,
     OutOfMemoryError,
@@ -56,8 +62,10 @@ from services.common.redis_packing import hiredis_packing
 
 __all__ = [
     "CLUSTER_CONNECTIONS",
+    "FOLLOW_S",
     "MAX_CONNECTIONS",
     "POOL_WAIT_S",
+    "RECHECK_S",
     "SOCKET_TIMEOUT_S",
     "Command",
     "Durability",
@@ -68,6 +76,7 @@ __all__ = [
     "is_outage",
     "parse_url",
     "raise_store_error",
+    "recheck_primary",
     "send_per_node",
 ]
 
@@ -135,8 +144,95 @@ def parse_url(url: str) -> RedisTarget | None:
     )
 
 
+class _Sentinels(Sentinel):
+    """redis-py's ``Sentinel``, asking every Sentinel at once for the primary and taking
+    the answer of the newest configuration (the highest ``config-epoch``) of a majority.
+
+    redis-py takes the first Sentinel that names a primary not marked down. A Sentinel cut
+    off with the old primary (a minority: it cannot fail over, and nobody tells it of the
+    failover the others made) still names it, whole, as long as the cut lasts; and so the
+    services would keep writing to a primary that the failover has replaced. A failover
+    takes a majority's votes, so a majority of answers holds one from a Sentinel that knows
+    of it once its configuration has spread (a second at most on a connected majority)."""
+
+    async def discover_master(self, service_name: str) -> tuple[str, int]:
+        need = len(self.sentinels) // 2 + 1
+        asking = {asyncio.ensure_future(s.sentinel_masters()) for s in self.sentinels}
+        best: dict[str, Any] | None = None
+        answered = 0
+        errors: list[str] = []
+        try:
+            while asking and answered < need:
+                done, asking = await asyncio.wait(asking, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    try:
+                        masters = task.result()
+                    except (RedisConnectionError, ResponseError, RedisTimeoutError) as exc:
+                        errors.append(repr(exc))
+                        continue
+                    answered += 1
+                    state = masters.get(service_name) if isinstance(masters, dict) else None
+                    if not state or not self.check_master_state(state, service_name):
+                        continue
+                    if best is None or int(state["config-epoch"]) > int(best["config-epoch"]):
+                        best = state
+        finally:
+            for task in asking:
+                task.cancel()
+            if asking:  # their connections let go (a cancelled read drops its connection)
+                await asyncio.gather(*asking, return_exceptions=True)
+        if best is None:
+            raise MasterNotFoundError(f"No master found for {service_name!r}: {errors}")
+        return str(best["ip"]), int(best["port"])
+
+
+RECHECK_S = 0.5
+"""How often at most a pool asks the Sentinels again because a write's ``WAIT`` came back short."""
+FOLLOW_S = 1.0
+"""How often a pool in use asks the Sentinels again anyway: a service whose writes wait
+for no replica (the matchmaker's) follows a failover within about this long too."""
+
+
 class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
-    """The Sentinel pool (finds and follows the primary) that waits for a free connection."""
+    """The Sentinel pool (finds and follows the primary) that waits for a free connection,
+    and asks the Sentinels again when a write was not replicated (``recheck``)."""
+
+    _rechecked_at = -RECHECK_S
+    _rechecking: asyncio.Task[None] | None = None
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        """A connection, as ever; and, at most every ``FOLLOW_S``, the Sentinels asked again
+        in the background (``recheck``)."""
+        if time.monotonic() - self._rechecked_at >= FOLLOW_S:
+            self.recheck()
+        return await super().get_connection(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    def recheck(self) -> None:
+        """A write's ``WAIT`` came back short: the primary may be one that a failover
+        replaced (cut off from its replicas, it still takes writes, none of them
+        acknowledged). Ask the Sentinels in the background (at most every ``RECHECK_S``);
+        if they name another primary, every connection closes, so the next commands go to
+        the new one. redis-py asks only when it makes a connection, and a pool's
+        connections to an old primary that is cut off from its replicas never fail."""
+        now = time.monotonic()
+        if self._rechecking is not None or now - self._rechecked_at < RECHECK_S:
+            return
+        self._rechecked_at = now
+        self._rechecking = asyncio.ensure_future(self._recheck())
+
+    async def _recheck(self) -> None:
+        try:
+            before = self.master_address
+            after = await self.get_master_address()  # type: ignore[no-untyped-call]
+            if before is not None and after != before:
+                # Every connection to the old primary closes now, busy ones too: a read
+                # under way there fails (and is tried again) rather than answer from a
+                # copy that the failover discards.
+                await self.disconnect()
+        except Exception:  # no Sentinel answers: the next connection asks them again
+            pass
+        finally:
+            self._rechecking = None
 
 
 class _SentinelRedis(aioredis.Redis):
@@ -191,7 +287,7 @@ def connect(url: str) -> RedisClient:
     }
     if target.sentinel_password:
         sentinel_kwargs["password"] = target.sentinel_password
-    sentinel = Sentinel(list(target.nodes), sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis-py 8
+    sentinel = _Sentinels(list(target.nodes), sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis-py 8
     client: aioredis.Redis = sentinel.master_for(
         target.service,
         redis_class=_SentinelRedis,
@@ -320,7 +416,17 @@ async def send_per_node(
                 answers[n] = NotReplicated(
                     f"{acked} of {replicas} replicas confirmed the write in {wait_ms} ms"
                 )
+        if any(isinstance(answer, NotReplicated) for answer in answers):
+            recheck_primary(client)
     return answers
+
+
+def recheck_primary(client: RedisClient) -> None:
+    """Have a Sentinel client ask the Sentinels for its primary again (``_BlockingSentinelPool
+    .recheck``); a no-op for any other client."""
+    pool = getattr(client, "connection_pool", None)
+    if isinstance(pool, _BlockingSentinelPool):
+        pool.recheck()
 
 
 async def _lone(client: RedisClient, args: tuple[Any, ...]) -> Any:

@@ -2,7 +2,9 @@
 
 Each step forwards what the services stream, as protocol messages, through ``push``.
 A lost matchmaker stream is picked up again with ``Locate``; a lost table stream is
-re-opened at the owner (``wrong_replica`` redirects) or through ``TABLE_ADDR``. Table
+re-opened at the owner (``wrong_replica`` redirects) or through ``TABLE_ADDR``: there on a
+new link where the replica behind it cannot serve (``Backends.spread``), and with a
+complaint against an owner this gateway cannot reach (``Backends.next_hop``). Table
 views come over the gateway's link to the replica (``services.gateway.table_client``).
 """
 
@@ -21,7 +23,8 @@ from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.common.errors import ServiceError, from_rpc_error
 from services.gateway import messages
-from services.gateway.backends import Backends, reroute
+from services.gateway.backends import Backends
+from services.gateway.table_client import LinkFeed
 
 __all__ = ["FINAL", "SPECTATOR", "FollowEnd", "Follower", "Push", "Seat", "follow"]
 
@@ -55,7 +58,11 @@ class Seat:
     # The latest ``view`` message sent for it, as the table wrote it (JSON text, never read
     # on the way): what a ``hint`` is asked from (hints.py).
     view: bytes = b""
+    rated: bool = False  # a rated table (its lobby's ``rated``): no hints there
     leaving: bool = False  # a leave is under way: the table ends the stream for it
+    # While its views are followed: a call for the seat was answered at another address
+    # than theirs (``_watch_table``: they follow the table there).
+    moved: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +99,7 @@ async def follow(
         seat.table_id = lobby.table_id
     seat.replica = lobby.replica
     seat.started = True
+    seat.rated = lobby.rated
 
     def before_first_view() -> None:
         if first is not None:
@@ -154,9 +162,11 @@ async def _watch_table(
     Each view's message is pushed as the link reads it (``on_view``), as the table wrote
     it: no task stands between the link and the connection's outbox.
     """
-    fallback = via.backends.table_addr
+    backends = via.backends
+    fallback = backends.table_addr
     request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
     target = seat.replica or fallback
+    unreachable = ""  # the owner complained of at the balanced address
     status = ""
     tries = 0
 
@@ -171,13 +181,27 @@ async def _watch_table(
             first()
         push(table_view.message)  # the ``view`` message, as the table wrote it
 
+    views: LinkFeed | None = None
+
+    def moved(addr: str) -> None:
+        """A call for the seat (a move, a continue) was answered by the table at ``addr``,
+        not where its views come from: the table moved, and the old owner still holds the
+        stream open (it is paused, or cut off in a way this link has not seen yet), so the
+        views follow the table there now rather than once the link breaks."""
+        if views is not None and addr != target:
+            views.close()
+            views.end(ServiceError("wrong_replica", "the table answered elsewhere", addr))
+
     via.count(seat.table_id, +1)
+    seat.moved = moved
     try:
         while True:
             views = (
-                via.backends.watch(target, tb.SummaryRequest(table_id=seat.table_id), forward)
+                backends.watch(
+                    target, tb.SummaryRequest(table_id=seat.table_id), forward, unreachable
+                )
                 if seat.seat == SPECTATOR
-                else via.backends.subscribe(target, request, forward)
+                else backends.subscribe(target, request, forward, unreachable)
             )
             try:
                 await views.finished()
@@ -189,13 +213,18 @@ async def _watch_table(
             tries += 1
             if tries > via.tries:
                 raise err
-            next_target = reroute(err, target, fallback)
+            next_target, unreachable = backends.next_hop(err, target)
             if next_target is None:
-                if err.code not in ("unavailable", "shutting_down"):
+                if err.code == "wrong_replica" and not err.owner:
+                    backends.spread()  # the balanced replica cannot serve: another one
+                elif err.code not in ("unavailable", "shutting_down"):
                     raise err
                 next_target = fallback
-            if err.code != "wrong_replica":
+            # Straight on to an owner named; else a pause (a replica cut from the store, an
+            # owner being complained of, a table changing owner: each takes a moment).
+            if err.code != "wrong_replica" or not err.owner or unreachable:
                 await asyncio.sleep(via.backoff_s * tries)
             target = next_target
     finally:
+        seat.moved = None
         via.count(seat.table_id, -1)

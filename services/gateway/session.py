@@ -403,7 +403,7 @@ class Session:
                 request.expected_version = message["version"]
             started = time.perf_counter()
             try:
-                version = await self.backends.submit(seat.replica, request)
+                version = await self.backends.submit(seat.replica, request, seat.moved)
             except ServiceError as err:
                 self.admission.answered(time.perf_counter() - started)
                 self.metrics.moves_refused.inc()
@@ -417,7 +417,7 @@ class Session:
     async def _continue(self, message: dict[str, Any]) -> None:
         seat = self._playing()
         request = tb.SeatRequest(table_id=seat.table_id, token=seat.token)
-        await self.backends.continue_round(seat.replica, request)
+        await self.backends.continue_round(seat.replica, request, seat.moved)
 
     async def _leave(self, message: dict[str, Any]) -> None:
         if isinstance(self._state, Watching):  # stop watching

@@ -5,7 +5,20 @@ it, read the table again, rebuild it by replaying its log, serve it; held by a l
 replica → ``wrong_replica`` with that replica's address; held by one the registry no
 longer lists (it died; its lease has not expired yet) → ``unavailable``, try again. A
 table that is over is read back from the store without a lease. Every request for a
-table that is being taken waits for that one take.
+table that is being taken waits for that one take. A replica that cannot reach the store
+(``Leases.cut``, or the table will not load) answers ``wrong_replica`` with no owner: the
+gateway asks the balanced address again, and reaches a replica that can.
+
+A request whose gateway could not reach the owner a ``wrong_replica`` named
+(``unreachable``: that owner's address) is a complaint against it (``TableStore.complain``):
+noted, answered ``unavailable`` (try again), until complaints have stood
+``COMPLAINT_HOLD_MS``; then the owner's lease is revoked (its next write or renewal is
+fenced off: it closes the table) and this replica takes the table at once. The owner may
+not take it back, nor is a new complaint heard, for ``COMPLAINT_COOLDOWN_MS``.
+
+On adoption the human to move gets at least a whole decision clock again (and the
+round-over screen its whole wait): a change of owner is the system's failure, never the
+player's, so no cover takes a seat for the time it cost (``restart_clocks``).
 
 The sweep (every ``sweep_ms``) asks the lease index how many leases expired (one call
 per shard; nothing else when none did) and claims at most this replica's fair share of
@@ -24,15 +37,17 @@ import logging
 import math
 import time
 
-from services.common.errors import ServiceError
+from services.common.errors import ServiceError, StoreUnavailable
 from services.common.logs import event
-from services.table.leases import parse_owner
+from services.table.clocks import now_ms
+from services.table.leases import parse_owner, stepped_aside
 from services.table.store.lease_index import FINISHED
+from services.table.store.lua import COMPLAINED
 from services.table.stored import StoredTable
 from services.table.table import Table
 from services.table.tables_api import TablesApi
 
-__all__ = ["Adoption"]
+__all__ = ["Adoption", "restart_clocks"]
 
 log = logging.getLogger("rackem.table")
 
@@ -49,11 +64,14 @@ class Adoption:
 
     # -- a request's table -----------------------------------------------------------
 
-    async def get(self, table_id: str, sweeping: bool) -> Table:
-        """``table_id``, taken over (or read back once over); one take at a time."""
+    async def get(self, table_id: str, sweeping: bool, unreachable: str = "") -> Table:
+        """``table_id``, taken over (or read back once over); one take at a time.
+        ``unreachable``: the owner's address the asking gateway could not reach."""
+        if self._tables.leases.cut:  # the store does not answer: no lease can be had here
+            raise stepped_aside()
         pending = self._pending.get(table_id)
         if pending is None:
-            pending = asyncio.ensure_future(self._adopt(table_id, sweeping))
+            pending = asyncio.ensure_future(self._adopt(table_id, sweeping, unreachable))
             self._pending[table_id] = pending
             pending.add_done_callback(lambda done: self._adopted(table_id, done))
         return await asyncio.shield(pending)
@@ -64,16 +82,19 @@ class Adoption:
         if not done.cancelled():
             done.exception()  # retrieved: every waiter got it already
 
-    async def _adopt(self, table_id: str, sweeping: bool) -> Table:
+    async def _adopt(self, table_id: str, sweeping: bool, unreachable: str) -> Table:
         try:
-            return await self._take(table_id, sweeping)
+            return await self._take(table_id, sweeping, unreachable)
         except ServiceError:
             raise
+        except StoreUnavailable:  # this replica cannot load it now: another one may
+            self._tables.leases.failed()
+            raise stepped_aside() from None
         except Exception:  # the store failed, or the table would not rebuild
             log.error("adopt_failed", extra={"fields": {"table": table_id}}, exc_info=True)
             raise ServiceError("unavailable", "the table cannot be served now; try again") from None
 
-    async def _take(self, table_id: str, sweeping: bool) -> Table:
+    async def _take(self, table_id: str, sweeping: bool, unreachable: str = "") -> Table:
         tables = self._tables
         store = tables.store
         stored = await store.load(table_id)
@@ -87,8 +108,12 @@ class Adoption:
         holder = await store.holder(table_id)
         if holder == FINISHED:  # finished since it was loaded
             return await self._take(table_id, sweeping)
-        if holder is not None and holder != owner:
-            raise await self._elsewhere(holder)
+        if holder is not None and holder != owner and holder != FINISHED:
+            if not unreachable or parse_owner(holder)[1] != unreachable:
+                raise await self._elsewhere(holder)
+            if not await self._complain(table_id, holder):
+                return await self._take(table_id, sweeping)  # it moved meanwhile: look again
+            holder = None  # revoked
         if tables.draining:
             raise ServiceError("shutting_down", "this replica is shutting down; try again")
         expired = self._expired.get(table_id)
@@ -97,6 +122,8 @@ class Adoption:
             if overdue_ms is not None:
                 expired = time.monotonic() - overdue_ms / 1000
         holder = await store.acquire(table_id, owner, tables.settings.lease_ms)
+        if holder == COMPLAINED:  # complained away from it a moment ago: not back yet
+            raise stepped_aside()
         if holder is not None:
             raise await self._elsewhere(holder)
         try:
@@ -120,9 +147,26 @@ class Adoption:
             await tables.leases.note([table])
         return table
 
+    async def _complain(self, table_id: str, holder: str) -> bool:
+        """A gateway could not reach ``holder``: True once its lease is revoked, False if
+        the table moved meanwhile; else ``unavailable`` (complaints must stand a while)."""
+        settings = self._tables.settings
+        hold = settings.complaint_hold_ms
+        verdict = await self._tables.store.complain(
+            table_id, holder, hold, 3 * hold, settings.complaint_cooldown_ms
+        )
+        if verdict == "revoked":
+            event(log, "owner_complained_away", logging.WARNING, table=table_id, owner=holder)
+            return True
+        if verdict == "moved":
+            return False
+        raise ServiceError("unavailable", "the table's replica cannot be reached; try again")
+
     def _rebuild(self, stored: StoredTable) -> Table:
         try:
-            return Table.rebuild(stored, self._tables.config, live=True)
+            table = Table.rebuild(stored, self._tables.config, live=True)
+            restart_clocks(table)
+            return table
         except Exception:  # a log rackcore refuses: no replica can ever serve this table
             table_id = stored.meta.table_id
             log.error("table_corrupt", extra={"fields": {"table": table_id}}, exc_info=True)
@@ -155,7 +199,7 @@ class Adoption:
     async def sweep(self) -> None:
         """Adopt at most this replica's fair share of the tables whose lease expired."""
         tables = self._tables
-        if tables.draining:
+        if tables.draining or tables.leases.cut:
             return
         store, settings = tables.store, tables.settings
         expired = await store.expired_count()
@@ -183,7 +227,7 @@ class Adoption:
         soon = [
             (table_id, settings.lease_ms - settings.sweep_ms)
             for table_id, result in zip(ids, taken, strict=True)
-            if isinstance(result, ServiceError) and result.code == "unavailable"
+            if isinstance(result, ServiceError) and _again_soon(result)
         ]
         if soon:
             await store.note_leases(soon, settings.lease_ms)
@@ -199,3 +243,24 @@ class Adoption:
         mine = len(tables.live)
         mean = math.ceil((sum(r.load for r in others) + mine + expired) / (len(others) + 1))
         return min(expired, max(1, mean - mine))
+
+
+def _again_soon(err: ServiceError) -> bool:
+    """A sweep's refusal worth another look next sweep: a lease a dead owner still holds a
+    moment (``unavailable``), or one this replica may not take now (``wrong_replica`` with
+    no owner: it cannot reach the store, or was complained away from the table)."""
+    return err.code == "unavailable" or (err.code == "wrong_replica" and not err.owner)
+
+
+def restart_clocks(table: Table) -> None:
+    """A table changing owner: the human to move gets at least a whole decision clock from
+    now, and a round-over screen its whole wait. The time the change cost (a lease, a
+    takeover, a partition that kept the player's moves from the owner) is the system's,
+    never the player's: no cover takes a seat for it. A seat already covered stays so (its
+    human takes it back with their next move or Continue)."""
+    state, config = table.state, table.config
+    now = now_ms()
+    if state.status == "playing" and state.deadline_ms and table.kind(table.match.turn) == "human":
+        state.deadline_ms = max(state.deadline_ms, now + config.decision_ms)
+    elif state.status == "round_over" and state.continue_deadline_ms:
+        state.continue_deadline_ms = max(state.continue_deadline_ms, now + config.continue_ms)

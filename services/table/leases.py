@@ -11,6 +11,14 @@ every append and save renews its own table's lease; every third of the lease,
 every table's expiry in the lease index, one call per index shard
 (services/table/store/lease_index.py). A table whose lease it fails to renew was lost
 (another replica may hold it now): it closes here, its streams ending ``unavailable``.
+
+An owner that cannot write steps aside (``step_aside``, every sixth of the lease): a table
+whose lease has not been renewed for a whole lease time by this replica's own monotonic
+clock may be held by another replica by now, and this one cannot reach the store to know.
+It closes here, its streams and calls answered ``wrong_replica`` with no owner, so the
+gateways go to the balanced address and find the replica that took it over. While no store
+call has succeeded for a lease time (``cut``) the replica takes no table either: it answers
+``wrong_replica`` at once instead of waiting on a store that does not answer.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ if TYPE_CHECKING:
     from services.table.metrics import TableMetrics
     from services.table.table import Table
 
-__all__ = ["Leases", "owner_string", "parse_owner"]
+__all__ = ["Leases", "owner_string", "parse_owner", "stepped_aside"]
 
 log = logging.getLogger("rackem.table")
 
@@ -40,6 +48,12 @@ def owner_string(replica_id: str, addr: str) -> str:
 def parse_owner(owner: str) -> tuple[str, str]:
     replica_id, _, addr = owner.partition(" ")
     return replica_id, addr
+
+
+def stepped_aside() -> ServiceError:
+    """What a table this replica cannot serve now answers: ``wrong_replica`` naming no
+    owner (the gateway asks the balanced address, where the replica that took it is)."""
+    return ServiceError("wrong_replica", "this replica cannot reach the table store; try another")
 
 
 class Leases:
@@ -58,6 +72,40 @@ class Leases:
         self.lease_ms = lease_ms
         self._live = live
         self._renewals = None if metrics is None else metrics.lease_renewals
+        # When the latest store call that succeeded was sent (monotonic s), and whether one
+        # failed (or a table stepped aside) since: ``cut``.
+        self.last_ok = time.monotonic()
+        self._trouble = False
+
+    def reached(self, sent: float) -> None:
+        """A store call sent at ``sent`` (monotonic s) succeeded."""
+        if sent >= self.last_ok:
+            self.last_ok = sent
+            self._trouble = False
+
+    def failed(self) -> None:
+        """A store call failed (unreachable, timed out)."""
+        self._trouble = True
+
+    @property
+    def cut(self) -> bool:
+        """No store call has succeeded for a lease time, and one failed since: whatever
+        lease this replica held has run out, and it can take no table now."""
+        return self._trouble and time.monotonic() - self.last_ok >= self.lease_ms / 1000
+
+    def step_aside(self) -> int:
+        """Close every table whose lease was not renewed for a lease time (its lease can no
+        longer be valid: another replica may hold it); how many closed. Without waiting for
+        its lock: a store call it holds may hang as long as the store does not answer (that
+        call gives up at once once the table is closed: outages.py)."""
+        limit = time.monotonic() - self.lease_ms / 1000
+        stale = [t for t in self._live.values() if t.closed is None and t.lease_renewed <= limit]
+        for table in stale:
+            event(log, "table_stepped_aside", logging.WARNING, table=table.table_id)
+            table.close(stepped_aside())
+        if stale:
+            self._trouble = True
+        return len(stale)
 
     async def renew(self) -> None:
         """The idle tables' leases in one store call (an append or a save renewed the
@@ -66,13 +114,19 @@ class Leases:
         lease_ms = self.lease_ms
         period = lease_ms // 3 / 1000
         now = time.monotonic()
-        idle = [(t_id, t) for t_id, t in self._live.items() if now - t.lease_renewed >= period]
+        idle = [
+            (t_id, t)
+            for t_id, t in self._live.items()
+            if t.closed is None and now - t.lease_renewed >= period  # a closed one retires
+        ]
         if idle:
             try:
                 held = await self.store.renew_many([t_id for t_id, _ in idle], self.owner, lease_ms)
             except Exception:
                 self._count("error", len(idle))
+                self.failed()
                 raise
+            self.reached(now)
             lost = held.count(False)
             self._count("ok", len(held) - lost)
             self._count("lost", lost)
@@ -97,4 +151,9 @@ class Leases:
             return
         now = time.monotonic()
         ages = [(t.table_id, max(0, int((now - t.lease_renewed) * 1000))) for t in tables]
-        await self.store.note_leases(ages, self.lease_ms)
+        try:
+            await self.store.note_leases(ages, self.lease_ms)
+        except Exception:
+            self.failed()
+            raise
+        self.reached(now)

@@ -10,7 +10,7 @@ from grpc_health.v1 import health_pb2
 from services._gen.rackem.v1 import table_pb2_grpc
 from services.archive.schema import SchemaBehind
 from services.archive.settings import ArchiveSettings
-from services.archive.tier import open_records
+from services.archive.tier import open_profiles, open_records
 from services.common import logs, loop, running
 from services.common.archive import Archive, data_file
 from services.common.dial import dial_addr
@@ -25,6 +25,7 @@ from services.common.settings import from_env
 from services.table.archiver import Archiver
 from services.table.bot_client import BotClient, Bots
 from services.table.clocks import Timing
+from services.table.daily import Daily, parse_secret
 from services.table.leases import owner_string
 from services.table.metrics import TableMetrics
 from services.table.service import TableService
@@ -55,6 +56,7 @@ async def create_server(
     bot_addr: str | None = None,
     bots: Bots | None = None,
     archive: ArchiveSettings | None = None,
+    daily: Daily | None = None,
 ) -> Running[TableService]:
     """Build, bind and start a table replica (``settings.port`` 0 picks a free port).
 
@@ -67,11 +69,14 @@ async def create_server(
 
     ``archive`` with a ``database_url``: finished matches' records go to the archive
     there (archiver.py), which must be at this release's schema (``SchemaBehind`` if it is
-    behind: run ``rackem migrate``). /metrics is served on ``settings.metrics_port`` if
-    set (``Running.metrics_port``).
+    behind: run ``rackem migrate``), and finished matches' results to its profile
+    store. /metrics is served on ``settings.metrics_port`` if set
+    (``Running.metrics_port``). ``daily``: the Daily Rack to offer instead of the one
+    ``settings.daily_secret`` makes (a test's, with its own clock; daily.py).
     """
     check_port(settings.metrics_port, settings.port)
     metrics = TableMetrics()
+    keep_finished = False
     async with Shutdown() as shutdown:
         if store is None or registry is None:
             if settings.redis_url:
@@ -91,12 +96,15 @@ async def create_server(
                     store = redis_store
                 registry = registry or RedisRegistry(client, ops)
             else:
+                keep_finished = store is None  # its file keeps them (archiver.py)
                 store = store or MemoryStore(Archive(data_file(settings.data_dir, "tables")))
                 registry = registry or MemoryRegistry()
-        records = None
+        records = profiles = None
         if archive is not None and archive.database_url:
             records = await open_records(archive)
             shutdown.push_close(records.close)
+            profiles = await open_profiles(archive)  # results of matches played with profiles
+            shutdown.push_close(profiles.close)
         metrics_host = settings.metrics_host or settings.host
         metrics_port = await start_metrics(shutdown, metrics, metrics_host, settings.metrics_port)
         server = new_server(server_interceptors(metrics.registry))
@@ -115,6 +123,7 @@ async def create_server(
             lease_ms=settings.lease_ms,
             store_hold_ms=settings.store_hold_ms,
             metrics=metrics,
+            daily=daily or Daily(parse_secret(settings.daily_secret)),
         )
         bot_client = BotClient(
             settings.bot_addr if bot_addr is None else bot_addr,
@@ -127,7 +136,9 @@ async def create_server(
         tables = Tables(settings, config, registry, bot_client, replica_id)
         if records is not None:
             retention = archive.record_retention_ms if archive is not None else 0
-            tables.archiver = Archiver(store, records, config, settings, retention, metrics)
+            tables.archiver = Archiver(
+                store, records, config, settings, retention, metrics, profiles, keep_finished
+            )
         service = TableService(tables)
         servicer = TableServicer(service, settings.link_queue, settings.link_pace_ms / 1000)
         table_pb2_grpc.add_TableServicer_to_server(servicer, server)

@@ -1,7 +1,9 @@
 """The table service's operations, transport-free: what the link and the RPCs ask of a replica.
 
 Each operation finds the table (``Tables.get``: ``no_table``, ``wrong_replica`` with the
-owner, ``unavailable`` in a store outage), takes the seat from the token, never from
+owner, or with none where this replica cannot reach the store, ``unavailable`` while a
+table changes owner; a request's ``unreachable`` is its gateway's complaint against the
+owner, adoption.py), takes the seat from the token, never from
 the caller, and refuses with a ``ServiceError`` carrying a stable code. The gRPC
 surface (``servicer.py``) and the replica's side of ``Table.Link`` (``link.py``) call
 these; so may a caller in this process, which then owns the copying a wire would do.
@@ -16,6 +18,7 @@ from services.archive.records import MatchRecord
 from services.common import tracing
 from services.common.errors import ServiceError, StoreUnavailable
 from services.table.creation import TABLE_ID, create
+from services.table.daily import Daily, public_log
 from services.table.feeds import Feed
 from services.table.table import Table
 from services.table.tables import Tables
@@ -37,7 +40,7 @@ class TableService:
 
     async def submit(self, request: table_pb2.SubmitMoveRequest) -> int:
         """Apply the seat's move, exactly once per ``move_id``: the table's version after it."""
-        table = await self._tables.get(request.table_id)
+        table = await self._tables.get(request.table_id, request.unreachable)
         seat = table.seat_for(request.token)
         tracing.annotate("rackem.seat", seat)
         if not request.HasField("move"):
@@ -47,12 +50,12 @@ class TableService:
 
     async def continue_round(self, request: table_pb2.SeatRequest) -> None:
         """Round over: the seat is ready for the next round."""
-        table = await self._tables.get(request.table_id)
+        table = await self._tables.get(request.table_id, request.unreachable)
         await table.continue_round(table.seat_for(request.token))
 
     async def leave(self, request: table_pb2.SeatRequest) -> None:
         """The seat leaves for good (a bot takes it); again: nothing more happens."""
-        table = await self._tables.get(request.table_id)
+        table = await self._tables.get(request.table_id, request.unreachable)
         await table.leave(table.seat_for(request.token, left_ok=True))
 
     async def subscribe(
@@ -60,7 +63,7 @@ class TableService:
     ) -> tuple[Table, Feed]:
         """The seat's subscription, its first view queued (the newest of a seat wins);
         ``notify`` is called as views queue up (``Feed``). ``table.unsubscribe`` it."""
-        table = await self._tables.get(request.table_id)
+        table = await self._tables.get(request.table_id, request.unreachable)
         return table, await table.subscribe(table.seat_for(request.token), notify)
 
     async def watch(
@@ -68,7 +71,7 @@ class TableService:
     ) -> tuple[Table, Feed]:
         """A spectator's subscription (public information only), as ``subscribe``'s; refused
         ``no_spectators`` or ``spectators_full``."""
-        table = await self._tables.get(request.table_id)
+        table = await self._tables.get(request.table_id, request.unreachable)
         return table, await table.watch(notify)
 
     async def summary(self, request: table_pb2.SummaryRequest) -> table_pb2.TableSummary:
@@ -87,6 +90,7 @@ class TableService:
         may well be there."""
         archiver = self._tables.archiver
         table_id = request.table_id
+        daily = self._tables.config.daily
         if archiver is None or not TABLE_ID.fullmatch(table_id):
             return await (await self._tables.get(table_id)).record()
         asked = False
@@ -98,7 +102,7 @@ class TableService:
                 archived = None
             else:
                 if archived is not None:
-                    return _record(archived)
+                    return _record(archived, daily)
                 return await (await self._tables.get(table_id)).record()
         try:
             return await (await self._tables.get(table_id)).record()
@@ -114,10 +118,19 @@ class TableService:
             raise ServiceError("unavailable", "the archive does not answer; try again") from None
         if archived is None:
             raise missing
-        return _record(archived)
+        return _record(archived, daily)
+
+    async def daily(self, request: table_pb2.DailyRequest) -> table_pb2.DailyReply:
+        """The Daily Rack of a day (empty: today): its commitment, and its seed once the day
+        has closed; a day not yet open is ``bad_request``, no secret ``unavailable``."""
+        return self._tables.config.daily.reply(request)
 
 
-def _record(archived: MatchRecord) -> table_pb2.MatchRecord:
+def _record(archived: MatchRecord, daily: Daily) -> table_pb2.MatchRecord:
+    """An archived record as it may leave: a Daily Rack match's without its seed while its
+    day is open (the archive keeps the seed for when it closes)."""
     return table_pb2.MatchRecord(
-        table_id=archived.table_id, code=archived.code, log_json=archived.log_json
+        table_id=archived.table_id,
+        code=archived.code,
+        log_json=public_log(archived.log_json, daily),
     )

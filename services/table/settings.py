@@ -6,7 +6,7 @@ with short clocks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["TableSettings"]
 
@@ -43,7 +43,12 @@ class TableSettings:
     # A table's lease: every append and save renews it, the idle ones are renewed every
     # third of it. Short, so a dead replica's tables move within ~2 s (docs/tables.md).
     lease_ms: int = 1_500
-    sweep_ms: int = 250  # how often to look for tables whose owner died (the lease index)
+    sweep_ms: int = 100  # how often to look for tables whose owner died (the lease index)
+    # Gateways that cannot reach a table's owner complain to the replica they can reach
+    # (docs/design.md, *A failover*): complaints that stand this long revoke the owner's
+    # lease, and a table moved by complaint is not moved so again for the cool-down.
+    complaint_hold_ms: int = 1_500
+    complaint_cooldown_ms: int = 15_000
     lease_index_shards: int = 1  # sorted sets of the lease index; every replica the same
     heartbeat_ms: int = 1_000  # registry heartbeat period
     heartbeat_ttl_ms: int = 3_000  # registry entry lifetime
@@ -70,3 +75,6 @@ class TableSettings:
     # meanwhile, once the link is busy (services/common/pacing.py); 0: off.
     link_pace_ms: float = 10.0
     stop_grace_ms: int = 5_000  # in-flight calls may finish this long on SIGTERM
+    # The Daily Rack's secret (hex, or any text): each day's seed derives from it
+    # (daily.py); the same on every replica. Empty: no Daily Rack (``unavailable``).
+    daily_secret: str = field(default="", repr=False)

@@ -32,7 +32,7 @@ from services.table.clocks import Facts, Timing, next_step, now_ms
 from services.table.daily import Daily
 from services.table.feeds import Feed
 from services.table.metrics import TableMetrics
-from services.table.outages import store_call
+from services.table.outages import StoreWait, store_call
 from services.table.progress import abandon, after_move, cover, deal, seat_kind
 from services.table.replies import Replies
 from services.table.store import TableStore
@@ -94,6 +94,7 @@ class Table(Audience):
         # woken). A change that brings nothing sooner need not wake it (``_push``).
         self.planned_at: float | None = None
         self.closed: ServiceError | None = None
+        self.storing = StoreWait()  # the store call under way, cut short by ``close``
         now = now_ms()
         self.last_change_ms = now
         super().__init__(len(meta.seats), now)  # the audience: nobody follows yet
@@ -183,6 +184,8 @@ class Table(Audience):
             self._check_open()
             earlier = await store_call(self, lambda: self._replies.earlier(seat, move_id))
             if earlier is not None:
+                if not self._logged(seat, earlier):
+                    self._stale_reply(move_id, earlier)
                 return earlier
             if self.over:
                 raise ServiceError("match_over", "the match is over")
@@ -384,6 +387,9 @@ class Table(Audience):
             self.closed = error
         self.end_streams(error)
         self.changed.set()
+        # A store call under way (its lock held) answers ``error`` now, not once the store
+        # does: closed from elsewhere while it waits, it would wait for nothing.
+        self.storing.interrupt()
 
     # -- internals ---------------------------------------------------------------
 
@@ -443,6 +449,26 @@ class Table(Audience):
             self._lost("lost")
         if config.lease_ms:
             self.lease_renewed = sent
+
+    def _logged(self, seat: int, version: int) -> bool:
+        """Whether the log this table serves holds a move of ``seat``'s human at
+        ``version``. A retried move id is answered with the version the store kept for it
+        only then: the store keeps the two in one script, so they disagree only where the
+        answer was read from another copy of the store than the log (a primary that a
+        failover replaced, holding a write no replica has: never to be acknowledged)."""
+        if not 0 < version <= self.version:
+            return False
+        logged = self.match.history[version - 1]
+        return logged.seat == seat and logged.by in (None, "human")
+
+    def _stale_reply(self, move_id: str, version: int) -> None:
+        """The store kept an answer for ``move_id`` that the log does not hold: not given.
+        The table closes (it is rebuilt from the store by the next request; the client
+        sends the move again by its id)."""
+        event(log, "reply_not_in_log", logging.WARNING, table=self.table_id, version=version)
+        error = ServiceError("unavailable", "the table store is changing; try again")
+        self.close(error)
+        raise error
 
     def _lost(self, why: str) -> None:
         event(log, "table_lost", logging.WARNING, table=self.table_id, why=why)

@@ -7,18 +7,20 @@ lease: only the replica whose finish that was logs the match record), and any ot
 its lease released. With an archive (``archiver``, archiver.py), finishing also lists the
 table pending for it, and this replica archives it at once.
 
-Three background rounds run (five with an archive: its sweep and the retention's purge),
+Four background rounds run (six with an archive: its sweep and the retention's purge),
 each proportional to this replica's own tables, never to
 the fleet: the heartbeat (the replica's load and whether it drains, into the registry;
 a replica whose heartbeat cannot reach the store is not ready), the lease renewal
-(leases.py) and the sweep (adoption.py). ``drain`` (SIGTERM) stops them, closes every
-table and releases its lease.
+(leases.py), the step-aside watch (leases.py: a table whose lease ran out while the store
+did not answer closes, answering ``wrong_replica``) and the sweep (adoption.py). ``drain``
+(SIGTERM) stops them, closes every table and releases its lease.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from services.common.cancelling import cancel_until_done
@@ -82,6 +84,7 @@ class Tables:
         self._loops = [
             asyncio.create_task(self._every(s.heartbeat_ms, self._heartbeat, "heartbeat")),
             asyncio.create_task(self._every(s.lease_ms // 3, self.leases.renew, "renew")),
+            asyncio.create_task(self._every(max(s.lease_ms // 6, 10), self._watch, "step_aside")),
             asyncio.create_task(self._every(s.sweep_ms, self.adoption.sweep, "sweep")),
         ]
         if self.archiver is not None:
@@ -102,13 +105,20 @@ class Tables:
                 else:
                     log.error(f"{name}_failed", extra={"fields": {}}, exc_info=True)
 
+    async def _watch(self) -> None:
+        """Tables whose lease ran out unrenewed step aside (``Leases.step_aside``)."""
+        self.leases.step_aside()
+
     async def _heartbeat(self) -> None:
         replica = Replica(self.replica_id, self.config.replica, len(self.live), self.draining)
+        sent = time.monotonic()
         try:
             await self.registry.heartbeat(replica, self.settings.heartbeat_ttl_ms)
         except Exception:
+            self.leases.failed()
             await self._reached(False)
             raise
+        self.leases.reached(sent)
         await self._reached(True)
 
     async def _reached(self, reachable: bool) -> None:
@@ -121,14 +131,21 @@ class Tables:
 
     # -- finding ------------------------------------------------------------------------
 
-    async def get(self, table_id: str) -> Table:
-        """The table, served here: owned already, adopted now, or read back once over."""
+    async def get(self, table_id: str, unreachable: str = "") -> Table:
+        """The table, served here: owned already, adopted now, or read back once over.
+        ``unreachable``: the owner's address the asking gateway could not reach (its
+        complaint against that owner, adoption.py)."""
         table = self.live.get(table_id)
         if table is not None:
+            if table.closed is not None:
+                # Closed (it stepped aside, or its lease was lost) until its driver retires
+                # it: answered at once, never queued behind its lock, which a store call
+                # that the store does not answer may hold up to its socket timeout.
+                raise table.closed
             return table
         if not TABLE_ID.fullmatch(table_id):
             raise ServiceError("no_table", "no such table")
-        return await self.adoption.get(table_id, sweeping=False)
+        return await self.adoption.get(table_id, sweeping=False, unreachable=unreachable)
 
     # -- serving and retiring --------------------------------------------------------
 
@@ -165,7 +182,9 @@ class Tables:
         replica whose finish that was logs the match record. End the streams."""
         ttl = self.settings.finished_ttl_ms
         # With an archive, the other replicas' sweeps leave it to this one for a claim.
-        after = None if self.archiver is None else self.settings.archive_claim_ms
+        archiver = self.archiver
+        keep = archiver is None or archiver.keep_finished  # then not listed pending
+        after = None if keep else self.settings.archive_claim_ms
         if await self.store.finish(table.table_id, self.config.owner, table.state, ttl, after):
             self.ended("finished" if table.state.ended_reason == "finished" else "abandoned")
             event(
@@ -174,7 +193,7 @@ class Tables:
                 code=table.meta.code,
                 table=table.table_id,
                 reason=table.state.ended_reason,
-                match=table.match_log(),
+                match=table.match_log(public=True),  # a daily's seed stays in (daily.py)
             )
             if self.archiver is not None:
                 self.archiver.archive_now(table)

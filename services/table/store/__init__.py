@@ -33,10 +33,15 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
-__all__ = ["AppendResult", "Expired", "Pending", "TableStore"]
+__all__ = ["AppendResult", "Complaint", "Expired", "Pending", "TableStore"]
 
 AppendResult = Literal["ok", "conflict", "lost"]
 """``ok``; ``conflict``: the log is not ``index`` long; ``lost``: the lease is not ours."""
+
+Complaint = Literal["moved", "cooling", "noted", "revoked"]
+"""What ``complain`` did: ``moved``: the lease is not the one complained of (any more);
+``cooling``: the table moved by complaint a moment ago, none is heard now; ``noted``; and
+``revoked``: complaints stood long enough, the lease is free."""
 
 
 class Expired(NamedTuple):
@@ -87,7 +92,18 @@ class TableStore(Protocol):
         ...
 
     async def acquire(self, table_id: str, owner: str, lease_ms: int) -> str | None:
-        """Take (or extend our own) lease: None on success, else the current holder."""
+        """Take (or extend our own) lease: None on success, else the current holder, or
+        ``COMPLAINED`` (lua.py) if ``owner`` was complained away from it a moment ago."""
+        ...
+
+    async def complain(
+        self, table_id: str, owner: str, hold_ms: int, window_ms: int, cooldown_ms: int
+    ) -> Complaint:
+        """A gateway could not reach ``owner``, the table's holder: note it (forgotten
+        ``window_ms`` after the latest complaint); once complaints against it have stood
+        ``hold_ms``, revoke its lease (its next write or renewal is fenced off) and keep it
+        from taking the table back, and every complaint unheard, for ``cooldown_ms``
+        (``acquire`` answers ``COMPLAINED`` to it meanwhile)."""
         ...
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:

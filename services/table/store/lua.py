@@ -1,7 +1,7 @@
 """The Lua scripts that make each table store change atomic in Redis.
 
 A table's scripts run on its own keys only (``redis.keys``, in script order: meta, log,
-state, replies, lease), so on a Redis Cluster each is one slot's. Every write to a live
+state, replies, lease, complaint), so on a Redis Cluster each is one slot's. Every write to a live
 table checks first that the lease holds the caller's owner string (ARGV[1]): a replica
 that lost the table writes nothing. ``APPEND`` and ``SAVE`` given a lease time other
 than 0 renew the lease in the same step.
@@ -18,6 +18,8 @@ __all__ = [
     "ACQUIRE",
     "APPEND",
     "CLAIM_EXPIRED",
+    "COMPLAIN",
+    "COMPLAINED",
     "COUNT_EXPIRED",
     "CREATE",
     "DROP_ARCHIVED",
@@ -31,6 +33,11 @@ __all__ = [
     "RENEW",
     "SAVE",
 ]
+
+_NOW_SRC = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
 
 # ARGV: meta, state, owner, lease ms. 1: created; 0: the id is taken.
 CREATE = """
@@ -57,10 +64,15 @@ redis.call('SET', KEYS[3], ARGV[2])
 if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[3]) end
 return 1
 """
-# ARGV: owner, lease ms. '': taken (or extended); else the holder.
+COMPLAINED = "!"
+"""What ``ACQUIRE`` answers an owner the gateways complained away while the complaint
+cools (``COMPLAIN``): it may not take the table back yet."""
+# ARGV: owner, lease ms. '': taken (or extended); '!': this owner was complained away
+# from the table a moment ago (COMPLAIN); else the holder.
 ACQUIRE = """
 local holder = redis.call('GET', KEYS[5])
 if holder and holder ~= ARGV[1] then return holder end
+if redis.call('GET', KEYS[6]) == '!' .. ARGV[1] then return '!' end
 redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
 return ''
 """
@@ -76,6 +88,39 @@ if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[5])
 return 1
 """
+# A gateway could not reach the table's owner (ARGV[1], the holder it was told of): a
+# complaint against it, KEYS[6], "since|owner" (Redis's clock), kept ARGV[3] ms after the
+# latest. Once complaints against the same holder have stood ARGV[2] ms (the first one that
+# long ago, the latest now), the lease is revoked: deleted, so the owner's next write or
+# renewal is fenced off and it closes the table, and the complaint becomes "!owner" for
+# ARGV[4] ms, while which that owner may not take the table back (ACQUIRE) and no new
+# complaint is heard (a table moves by complaint at most once a cool-down).
+# 'moved': the lease is not ARGV[1]'s (any more); 'cooling'; 'noted'; 'revoked'.
+COMPLAIN = (
+    """
+local holder = redis.call('GET', KEYS[5])
+if holder ~= ARGV[1] then return 'moved' end
+local complaint = redis.call('GET', KEYS[6])
+if complaint and string.sub(complaint, 1, 1) == '!' then return 'cooling' end
+"""
+    + _NOW_SRC
+    + """
+local since = now
+if complaint then
+  local sep = string.find(complaint, '|', 1, true)
+  if sep and string.sub(complaint, sep + 1) == ARGV[1] then
+    since = tonumber(string.sub(complaint, 1, sep - 1))
+  end
+end
+if now - since >= tonumber(ARGV[2]) then
+  redis.call('DEL', KEYS[5])
+  redis.call('SET', KEYS[6], '!' .. ARGV[1], 'PX', ARGV[4])
+  return 'revoked'
+end
+redis.call('SET', KEYS[6], since .. '|' .. ARGV[1], 'PX', ARGV[3])
+return 'noted'
+"""
+)
 # One atomic step: the final state, and the lease turned into a tombstone no owner string
 # can equal (an owner has a space), so no replica can take the table again, log its
 # record a second time or write to it; every key then expires with the table.
@@ -91,14 +136,11 @@ return 1
 # one (the tombstone, ARGV[1]), is deleted. 1: deleted; 0: not a finished table (gone).
 DROP_ARCHIVED = """
 if redis.call('GET', KEYS[5]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 return 1
 """
 
-_NOW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-"""
+_NOW = _NOW_SRC
 # ARGV: mode ('XX': only tables still listed; 'NX': new ones), lease ms, then id, age pairs.
 # A table's expiry is now + lease - age: age is how long ago its lease was last renewed.
 NOTE_LEASES = (

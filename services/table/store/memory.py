@@ -23,8 +23,9 @@ from typing import Any
 import orjson
 
 from services.common.archive import Archive
-from services.table.store import AppendResult, Expired, Pending
+from services.table.store import AppendResult, Complaint, Expired, Pending
 from services.table.store.lease_index import FINISHED
+from services.table.store.lua import COMPLAINED
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
 
 __all__ = ["MemoryStore"]
@@ -62,6 +63,8 @@ class MemoryStore:
         self._tables: dict[str, _Entry] = {}  # live tables only
         self._leases: dict[str, tuple[str, float]] = {}
         self._live: dict[str, float] = {}  # the lease index: id -> when its lease expires
+        # Complaints: id -> (the owner complained of, since when, until when, revoked).
+        self._complaints: dict[str, tuple[str, float, float, bool]] = {}
         # The pending index: id -> (when a sweeper may take it, when it finished, unix ms).
         self._pending: dict[str, tuple[float, int]] = {}
         self._archive = archive if archive is not None else Archive()
@@ -150,8 +153,35 @@ class MemoryStore:
         holder = self._lease(table_id)
         if holder is not None and holder != owner:
             return holder
+        complaint = self._complaint(table_id)
+        if complaint is not None and complaint[3] and complaint[0] == owner:
+            return COMPLAINED
         self._set_lease(table_id, owner, lease_ms)
         return None
+
+    def _complaint(self, table_id: str) -> tuple[str, float, float, bool] | None:
+        complaint = self._complaints.get(table_id)
+        if complaint is not None and complaint[2] <= time.monotonic():
+            del self._complaints[table_id]
+            return None
+        return complaint
+
+    async def complain(
+        self, table_id: str, owner: str, hold_ms: int, window_ms: int, cooldown_ms: int
+    ) -> Complaint:
+        if self._lease(table_id) != owner:
+            return "moved"
+        complaint = self._complaint(table_id)
+        if complaint is not None and complaint[3]:
+            return "cooling"
+        now = time.monotonic()
+        since = complaint[1] if complaint is not None and complaint[0] == owner else now
+        if (now - since) * 1000 >= hold_ms:
+            del self._leases[table_id]
+            self._complaints[table_id] = (owner, since, now + cooldown_ms / 1000, True)
+            return "revoked"
+        self._complaints[table_id] = (owner, since, now + window_ms / 1000, False)
+        return "noted"
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
         return (await self.renew_many([table_id], owner, lease_ms))[0]
@@ -188,6 +218,7 @@ class MemoryStore:
         self._archive.put(_FINISHED, table_id, entry.archived(), expires)
         del self._tables[table_id]
         self._leases.pop(table_id, None)  # the archive's entry is the FINISHED lease now
+        self._complaints.pop(table_id, None)
         if archive_after_ms is not None:
             await self.add_pending(table_id, archive_after_ms)
         self._live.pop(table_id, None)

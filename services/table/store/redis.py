@@ -8,6 +8,8 @@ Keys (the ``{t:ID}`` hash tag keeps one table in one Redis Cluster slot)::
     rackem:{t:ID}:replies  hash    "seat:move_id" -> the version after that move
     rackem:{t:ID}:lease    string  the owner ("replica-id address"), SET NX PX, renewed;
                                    "finished" once the match is over and recorded
+    rackem:{t:ID}:complaint string gateways could not reach the owner: "since|owner",
+                                   then "!owner" once its lease was revoked (``COMPLAIN``)
     rackem:{leases:N}      zset    lease index shard N: id -> when its lease expires
     rackem:{archive:N}     zset    pending index shard N (with an archive): a finished
                                    table's id -> when a sweeper may archive it
@@ -17,7 +19,8 @@ Every script (``lua.py``) and transaction touches one table's keys only, so on a
 Cluster each is one slot's; batches of them go out one pipeline per node (``ScriptBatch``,
 ``send_per_node``). With a ``Durability`` of one replica or more, a create or an append
 is acknowledged only once that many replicas have it (``WAIT``), so a failover never
-loses a move a player saw accepted.
+loses a move a player saw accepted; so is a state save (a continue, a leave, a cover, a
+deal), which a player may see answered too.
 
 The lease index (services/table/store/lease_index.py) is how sweepers find orphans without
 reading every table: each owner notes its tables' expiries in it every renewal round,
@@ -35,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -43,7 +46,7 @@ from services.common import tracing
 from services.common.redis_client import Durability, RedisClient, raise_store_error
 from services.common.redis_metrics import RedisOps
 from services.common.script_batch import ScriptBatch
-from services.table.store import AppendResult, Expired, Pending, lua
+from services.table.store import AppendResult, Complaint, Expired, Pending, lua
 from services.table.store.lease_index import FINISHED, RedisLeaseIndex
 from services.table.store.pending import RedisPendingIndex
 from services.table.stored import Reply, StoredTable, TableMeta, TableState
@@ -52,7 +55,7 @@ __all__ = ["OPS", "RedisStore", "keys"]
 
 CHUNK = 500
 """Commands per pipeline in ``renew_many`` and ``orphans``: no one pipeline holds Redis long."""
-_PARTS = ("meta", "log", "state", "replies", "lease")
+_PARTS = ("meta", "log", "state", "replies", "lease", "complaint")
 OPS = (
     "create",
     "load",
@@ -60,6 +63,7 @@ OPS = (
     "save",
     "reply",
     "acquire",
+    "complain",
     "renew",
     "release",
     "holder",
@@ -87,7 +91,7 @@ def _reply_fields(reply: Reply | None) -> list[str | int]:
 
 
 def keys(table_id: str) -> list[str]:
-    """The table's keys in script order: meta, log, state, replies, lease."""
+    """The table's keys in script order: meta, log, state, replies, lease, complaint."""
     return [f"rackem:{{t:{table_id}}}:{part}" for part in _PARTS]
 
 
@@ -112,13 +116,15 @@ class RedisStore:
         # batch. Creates and appends wait for the replicas ``durability`` asks for.
         self._create = ScriptBatch(client, client.register_script(lua.CREATE), chunk, durability)
         self._append = ScriptBatch(client, client.register_script(lua.APPEND), chunk, durability)
-        self._save = ScriptBatch(client, client.register_script(lua.SAVE), chunk)
+        # A save answers a player too (a continue, a leave): it waits as an append does.
+        self._save = ScriptBatch(client, client.register_script(lua.SAVE), chunk, durability)
         # Taking a table waits for the replicas too: a write followed by WAIT confirms
         # every earlier write of the primary, so what the new owner then serves (a move
         # an earlier owner stored but had no replica confirm yet) cannot be lost after.
         self._acquire = ScriptBatch(client, client.register_script(lua.ACQUIRE), chunk, durability)
         self._renew = ScriptBatch(client, client.register_script(lua.RENEW), chunk)
         self._release = client.register_script(lua.RELEASE)
+        self._complain = client.register_script(lua.COMPLAIN)
         self._finish = client.register_script(lua.FINISH)
         self._drop = client.register_script(lua.DROP_ARCHIVED)
 
@@ -134,7 +140,7 @@ class RedisStore:
         return bool(created)
 
     async def load(self, table_id: str) -> StoredTable | None:
-        meta_key, log_key, state_key, _, _ = keys(table_id)
+        meta_key, log_key, state_key = keys(table_id)[:3]
         try:
             with self._ops("load"):
                 async with self._redis.pipeline(transaction=True) as pipe:
@@ -205,6 +211,17 @@ class RedisStore:
         except Exception as exc:
             raise_store_error(exc)
         return str(holder) or None
+
+    async def complain(
+        self, table_id: str, owner: str, hold_ms: int, window_ms: int, cooldown_ms: int
+    ) -> Complaint:
+        args: list[str | int] = [owner, hold_ms, window_ms, cooldown_ms]
+        try:
+            with self._ops("complain"):
+                verdict = str(await self._complain(keys=keys(table_id), args=args))
+        except Exception as exc:
+            raise_store_error(exc)
+        return cast("Complaint", verdict)
 
     async def renew(self, table_id: str, owner: str, lease_ms: int) -> bool:
         try:

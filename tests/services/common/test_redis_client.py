@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
-from redis_engines import KINDS, Engines
+import redis
+from redis_engines import KINDS, Engines, SentinelGroup, Server, _binary, free_port
 
 from services.common.redis_client import (
+    FOLLOW_S,
     MAX_CONNECTIONS,
+    RECHECK_S,
     Durability,
     NotReplicated,
     RedisTarget,
@@ -90,3 +96,137 @@ async def test_a_write_counts_only_once_the_replicas_asked_for_have_it(
     finally:
         await sentinel.aclose()
         await single.aclose()
+
+
+async def test_a_sentinel_client_follows_the_newest_configuration_once_a_write_is_not_replicated(
+    tmp_path: Path,
+) -> None:
+    """A Sentinel left with an old primary (a minority cut off with it, here one that
+    monitors a server of its own) names it whole, at an older configuration epoch than
+    the majority's failover made. The client takes the newest configuration a majority of
+    answers holds; and once a write's ``WAIT`` comes back short, it asks the Sentinels
+    again, so that its pooled connections to the old primary do not keep it there."""
+    group = SentinelGroup(tmp_path / "group")  # its Sentinels' ports chosen, none started
+    stray = Server(tmp_path / "stray", group.password)  # no replica: WAIT 1 never holds
+    stray.start()
+    stray_sentinel = _sentinel(tmp_path / "stray-sentinel", stray.port, group.password)
+    nodes = [stray_sentinel[1], *group.sentinel_ports]
+    url = (
+        f"redis+sentinel://:{group.password}@"
+        + ",".join(f"127.0.0.1:{port}" for port in nodes)
+        + "/rackem/0"
+    )
+    client = connect(url)
+    write = [("follow-test", ("SET", "follow-test", "1"))]
+    try:
+        # Only the stray Sentinel answers: its primary it is.
+        (short,) = await send_per_node(client, write, Durability(1, 100))
+        assert isinstance(short, NotReplicated)
+        # The group starts and fails over once: its configuration is newer (epoch 1).
+        group.start()
+        with redis.Redis(port=group.sentinel_ports[0], decode_responses=True) as sentinel:
+            sentinel.sentinel_failover("rackem")
+        new = group.wait_failover(group.primary)
+        group.wait_synced()
+        await _until_all_sentinels_name(group, new.port)
+        async with asyncio.timeout(20):
+            while True:  # each short WAIT has the pool ask the Sentinels again
+                try:
+                    (answer,) = await send_per_node(client, write, Durability(1, 100))
+                except redis.ConnectionError:  # under way on the old primary as it switched
+                    continue
+                if answer is True:
+                    break
+                assert isinstance(answer, NotReplicated)
+                await asyncio.sleep(RECHECK_S)
+        pool = client.connection_pool
+        assert pool.master_address == ("127.0.0.1", new.port)  # type: ignore[attr-defined]
+    finally:
+        await client.aclose()
+        stray_sentinel[0].terminate()
+        stray_sentinel[0].wait(10)
+        group.stop()
+        stray.stop()
+
+
+async def test_a_sentinel_client_whose_writes_wait_for_nothing_follows_a_failover_too(
+    tmp_path: Path,
+) -> None:
+    """The matchmaker's writes wait for no replica, so nothing comes back short: the pool
+    asks the Sentinels again every ``FOLLOW_S`` all the same, and its writes go to the
+    primary of the newest configuration within about that long."""
+    group = SentinelGroup(tmp_path / "group")
+    stray = Server(tmp_path / "stray", group.password)
+    stray.start()
+    stray_sentinel = _sentinel(tmp_path / "stray-sentinel", stray.port, group.password)
+    nodes = [stray_sentinel[1], *group.sentinel_ports]
+    url = (
+        f"redis+sentinel://:{group.password}@"
+        + ",".join(f"127.0.0.1:{port}" for port in nodes)
+        + "/rackem/0"
+    )
+    client = connect(url)
+    try:
+        await client.set("follow-plain", "stray")  # only the stray Sentinel answers yet
+        group.start()
+        with redis.Redis(port=group.sentinel_ports[0], decode_responses=True) as sentinel:
+            sentinel.sentinel_failover("rackem")
+        new = group.wait_failover(group.primary)
+        await _until_all_sentinels_name(group, new.port)
+        switched = time.monotonic()
+        async with asyncio.timeout(20):
+            while True:
+                try:
+                    await client.set("follow-plain", "group")
+                except redis.ConnectionError:  # under way on the old primary as it switched
+                    continue
+                with new.client() as primary:
+                    if primary.get("follow-plain") == b"group":
+                        break
+                await asyncio.sleep(0.05)
+        assert time.monotonic() - switched < FOLLOW_S + 3.0
+    finally:
+        await client.aclose()
+        stray_sentinel[0].terminate()
+        stray_sentinel[0].wait(10)
+        group.stop()
+        stray.stop()
+
+
+def _sentinel(
+    directory: Path, primary_port: int, password: str
+) -> tuple[subprocess.Popen[bytes], int]:
+    """A Sentinel of its own monitoring ``rackem`` at ``primary_port`` (quorum 2: alone, it
+    never fails over), and its port."""
+    directory.mkdir(parents=True)
+    port = free_port()
+    config = directory / "sentinel.conf"
+    config.write_text(
+        f"port {port}\nbind 127.0.0.1\ndir {directory}\nlogfile {directory / 'sentinel.log'}\n"
+        f"sentinel monitor rackem 127.0.0.1 {primary_port} 2\n"
+        f"sentinel auth-pass rackem {password}\n"
+    )
+    process = subprocess.Popen([_binary("redis-sentinel"), str(config)], stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with redis.Redis(port=port, socket_timeout=1, decode_responses=True) as sentinel:
+                if sentinel.sentinel_master("rackem"):
+                    return process, port
+        except (redis.ConnectionError, redis.ResponseError):
+            if time.monotonic() > deadline:
+                process.terminate()
+                raise
+        time.sleep(0.05)
+
+
+async def _until_all_sentinels_name(group: SentinelGroup, port: int) -> None:
+    async with asyncio.timeout(20):
+        while True:
+            named = set()
+            for sentinel_port in group.sentinel_ports:
+                with redis.Redis(port=sentinel_port, decode_responses=True) as sentinel:
+                    named.add(int(sentinel.sentinel_get_master_addr_by_name("rackem")[1]))
+            if named == {port}:
+                return
+            await asyncio.sleep(0.1)

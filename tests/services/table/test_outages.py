@@ -4,6 +4,7 @@ project's own ``StoreUnavailable``, never a Redis error."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 from collections.abc import Awaitable, Callable
@@ -16,7 +17,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 
 from services.common.errors import ServiceError, StoreUnavailable
 from services.common.redis_client import NotReplicated, connect, raise_store_error
-from services.table.outages import store_call
+from services.table.outages import StoreWait, store_call
 from services.table.store.redis import RedisStore
 from services.table.stored import TableState
 
@@ -31,9 +32,11 @@ class _Table:
         self.table_id = "t1"
         self.config = SimpleNamespace(store_hold_ms=hold_ms)
         self.closed: ServiceError | None = None
+        self.storing = StoreWait()
 
     def close(self, error: ServiceError) -> None:
         self.closed = error
+        self.storing.interrupt()
 
 
 def _failing(
@@ -143,3 +146,54 @@ async def test_the_redis_store_raises_store_unavailable_when_redis_is_gone() -> 
             await store.expired_count()
     finally:
         await client.aclose()
+
+
+async def test_a_call_held_back_gives_up_at_once_when_its_table_steps_aside() -> None:
+    """A table whose lease ran out while the store did not answer closes (leases.py): the
+    call it held back answers what it closed with, not after the whole hold."""
+    table = _Table(hold_ms=60_000)
+    _, call = _failing(1_000, lambda: StoreUnavailable("ConnectionError"))
+    aside = ServiceError("wrong_replica", "stepped aside")
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.2, table.close, aside)
+    async with asyncio.timeout(2):
+        with pytest.raises(ServiceError) as raised:
+            await store_call(table, call)
+    assert raised.value is aside
+
+
+async def test_a_call_under_way_answers_at_once_when_its_table_closes() -> None:
+    """A store call that the store never answers (a cut: its bytes dropped) ends when its
+    table closes from elsewhere (it stepped aside), with what it closed with; the future
+    it waited on is cancelled, nothing else."""
+    table = _Table(hold_ms=60_000)
+    never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def call() -> int:
+        return await never
+
+    aside = ServiceError("wrong_replica", "stepped aside")
+    asyncio.get_running_loop().call_later(0.1, table.close, aside)
+    async with asyncio.timeout(2):
+        with pytest.raises(ServiceError) as raised:
+            await store_call(table, call)
+    assert raised.value is aside and never.cancelled()
+    assert table.storing.waiting is None and not table.storing.cut
+
+
+async def test_a_call_under_way_is_still_cancelled_by_its_caller() -> None:
+    """Cancelling the task that makes a store call cancels it as ever (the close's cut is
+    only for a table that closes)."""
+    table = _Table(hold_ms=60_000)
+    never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def call() -> int:
+        return await never
+
+    task = asyncio.ensure_future(store_call(table, call))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert table.closed is None and table.storing.waiting is None
+    assert await store_call(table, _failing(0, RuntimeError)[1]) == 7  # and it serves on

@@ -16,6 +16,7 @@ from redis_engines import KINDS, Engines
 from services.common.redis_client import Durability, connect
 from services.table.store import TableStore
 from services.table.store.lease_index import FINISHED, RedisLeaseIndex
+from services.table.store.lua import COMPLAINED
 from services.table.store.memory import MemoryStore
 from services.table.store.redis import RedisStore, keys
 from services.table.stored import Reply, SeatMeta, TableMeta, TableState
@@ -276,8 +277,38 @@ def test_redis_keys_share_one_cluster_slot_per_table() -> None:
     names = keys("t0123456789abcdef")
     assert names == [
         f"rackem:{{t:t0123456789abcdef}}:{part}"
-        for part in ("meta", "log", "state", "replies", "lease")
+        for part in ("meta", "log", "state", "replies", "lease", "complaint")
     ]
+
+
+async def test_complaints_that_stand_the_hold_revoke_the_lease_and_fence_its_owner(
+    store: TableStore,
+) -> None:
+    """Gateways could not reach A: the first complaint is only noted, one that comes the
+    hold later revokes A's lease (its writes are refused from then on), and A may not take
+    the table back while the complaint cools, but B may."""
+    meta = await _created(store)
+    table_id = meta.table_id
+    assert await store.complain(table_id, A, 200, 5_000, 5_000) == "noted"
+    assert await store.complain(table_id, A, 200, 5_000, 5_000) == "noted"
+    assert await store.holder(table_id) == A  # one gateway's blip moves nothing
+    assert await store.complain(table_id, B, 200, 5_000, 5_000) == "moved"  # not the holder
+    await asyncio.sleep(0.25)
+    assert await store.complain(table_id, A, 200, 5_000, 5_000) == "revoked"
+    assert await store.holder(table_id) is None
+    assert await store.save_state(table_id, A, TableState(), 30_000) is False  # fenced
+    assert await store.acquire(table_id, A, 30_000) == COMPLAINED  # not back while it cools
+    assert await store.acquire(table_id, B, 30_000) is None
+    assert await store.complain(table_id, B, 0, 5_000, 5_000) == "cooling"  # no flapping
+    assert await store.holder(table_id) == B
+
+
+async def test_a_complaint_not_repeated_within_its_window_is_forgotten(store: TableStore) -> None:
+    meta = await _created(store)
+    assert await store.complain(meta.table_id, A, 300, 100, 5_000) == "noted"
+    await asyncio.sleep(0.35)  # past the hold, but the first complaint was forgotten
+    assert await store.complain(meta.table_id, A, 300, 100, 5_000) == "noted"
+    assert await store.holder(meta.table_id) == A
 
 
 async def _leases_held_and_lost(store: TableStore) -> tuple[list[str], list[bool]]:

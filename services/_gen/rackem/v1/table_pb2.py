@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from services._gen.rackem.v1 import game_pb2 as rackem_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15rackem/v1/table.proto\x12\trackem.v1\x1a\x14rackem/v1/game.proto\"Y\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\x08\x12\r\n\x05level\x18\x03 \x01(\t\x12\x12\n\ntoken_hash\x18\x04 \x01(\t\x12\x0f\n\x07profile\x18\x05 \x01(\t\"\xab\x01\n\x12\x43reateTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x1f\n\x05rules\x18\x03 \x01(\x0b\x32\x10.rackem.v1.Rules\x12\"\n\x05seats\x18\x04 \x03(\x0b\x32\x13.rackem.v1.SeatSpec\x12\x12\n\nspectators\x18\x05 \x01(\x08\x12\r\n\x05rated\x18\x06 \x01(\x08\x12\r\n\x05\x64\x61ily\x18\x07 \x01(\t\"Y\n\x10\x43reateTableReply\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0e\n\x06tokens\x18\x02 \x03(\t\x12\x12\n\ncommitment\x18\x03 \x01(\t\x12\x0f\n\x07replica\x18\x04 \x01(\t\".\n\x0bSeatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\x98\x01\n\x11SubmitMoveRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x1d\n\x04move\x18\x03 \x01(\x0b\x32\x0f.rackem.v1.Move\x12\x0f\n\x07move_id\x18\x04 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x03H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"\x05\n\x03\x41\x63k\"\"\n\x0eSummaryRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"\xdb\x01\n\x0cTableSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x1f\n\x05rules\x18\x03 \x01(\x0b\x32\x10.rackem.v1.Rules\x12\"\n\x05seats\x18\x04 \x03(\x0b\x32\x13.rackem.v1.SeatInfo\x12\x0e\n\x06status\x18\x05 \x01(\t\x12\x0f\n\x07version\x18\x06 \x01(\x03\x12\x10\n\x08round_no\x18\x07 \x01(\x05\x12\x0e\n\x06scores\x18\x08 \x03(\x05\x12\x12\n\ncommitment\x18\t \x01(\t\x12\x0f\n\x07replica\x18\n \x01(\t\"?\n\x0bMatchRecord\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08log_json\x18\x03 \x01(\t\",\n\x06LinkUp\x12\"\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x13.rackem.v1.LinkCall\"\xbe\x02\n\x08LinkCall\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x06submit\x18\x02 \x01(\x0b\x32\x1c.rackem.v1.SubmitMoveRequestH\x00\x12+\n\tsubscribe\x18\x03 \x01(\x0b\x32\x16.rackem.v1.SeatRequestH\x00\x12\x30\n\x0e\x63ontinue_round\x18\x04 \x01(\x0b\x32\x16.rackem.v1.SeatRequestH\x00\x12\'\n\x05leave\x18\x05 \x01(\x0b\x32\x16.rackem.v1.SeatRequestH\x00\x12%\n\x0bunsubscribe\x18\x06 \x01(\x0b\x32\x0e.rackem.v1.AckH\x00\x12*\n\x05watch\x18\x07 \x01(\x0b\x32\x19.rackem.v1.SummaryRequestH\x00\x12\x13\n\x0btraceparent\x18\x08 \x01(\tB\x06\n\x04\x63\x61ll\"0\n\x08LinkDown\x12$\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.rackem.v1.LinkEvent\"\xc2\x01\n\tLinkEvent\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0f\n\x05moved\x18\x02 \x01(\x03H\x00\x12\x1e\n\x04\x64one\x18\x03 \x01(\x0b\x32\x0e.rackem.v1.AckH\x00\x12$\n\x04view\x18\x04 \x01(\x0b\x32\x14.rackem.v1.TableViewH\x00\x12\x1f\n\x05\x65nded\x18\x05 \x01(\x0b\x32\x0e.rackem.v1.AckH\x00\x12(\n\x06\x66\x61iled\x18\x06 \x01(\x0b\x32\x16.rackem.v1.LinkFailureH\x00\x42\x07\n\x05\x65vent\";\n\x0bLinkFailure\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\"\x1b\n\x0c\x44\x61ilyRequest\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\";\n\nDailyReply\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\t2\xc4\x02\n\x05Table\x12I\n\x0b\x43reateTable\x12\x1d.rackem.v1.CreateTableRequest\x1a\x1b.rackem.v1.CreateTableReply\x12@\n\nGetSummary\x12\x19.rackem.v1.SummaryRequest\x1a\x17.rackem.v1.TableSummary\x12>\n\tGetRecord\x12\x19.rackem.v1.SummaryRequest\x1a\x16.rackem.v1.MatchRecord\x12\x32\n\x04Link\x12\x11.rackem.v1.LinkUp\x1a\x13.rackem.v1.LinkDown(\x01\x30\x01\x12:\n\x08GetDaily\x12\x17.rackem.v1.DailyRequest\x1a\x15.rackem.v1.DailyReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15rackem/v1/table.proto\x12\trackem.v1\x1a\x14rackem/v1/game.proto\"Y\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\x08\x12\r\n\x05level\x18\x03 \x01(\t\x12\x12\n\ntoken_hash\x18\x04 \x01(\t\x12\x0f\n\x07profile\x18\x05 \x01(\t\"\xab\x01\n\x12\x43reateTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x1f\n\x05rules\x18\x03 \x01(\x0b\x32\x10.rackem.v1.Rules\x12\"\n\x05seats\x18\x04 \x03(\x0b\x32\x13.rackem.v1.SeatSpec\x12\x12\n\nspectators\x18\x05 \x01(\x08\x12\r\n\x05rated\x18\x06 \x01(\x08\x12\r\n\x05\x64\x61ily\x18\x07 \x01(\t\"Y\n\x10\x43reateTableReply\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0e\n\x06tokens\x18\x02 \x03(\t\x12\x12\n\ncommitment\x18\x03 \x01(\t\x12\x0f\n\x07replica\x18\x04 \x01(\t\"C\n\x0bSeatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x13\n\x0bunreachable\x18\x03 \x01(\t\"\xad\x01\n\x11SubmitMoveRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x1d\n\x04move\x18\x03 \x01(\x0b\x32\x0f.rackem.v1.Move\x12\x0f\n\x07move_id\x18\x04 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x03H\x00\x88\x01\x01\x12\x13\n\x0bunreachable\x18\x06 \x01(\tB\x13\n\x11_expected_version\"\x05\n\x03\x41\x63k\"7\n\x0eSummaryRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x13\n\x0bunreachable\x18\x02 \x01(\t\"\xdb\x01\n\x0cTableSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x1f\n\x05rules\x18\x03 \x01(\x0b\x32\x10.rackem.v1.Rules\x12\"\n\x05seats\x18\x04 \x03(\x0b\x32\x13.rackem.v1.SeatInfo\x12\x0e\n\x06status\x18\x05 \x01(\t\x12\x0f\n\x07version\x18\x06 \x01(\x03\x12\x10\n\x08round_no\x18\x07 \x01(\x05\x12\x0e\n\x06scores\x18\x08 \x03(\x05\x12\x12\n\ncommitment\x18\t \x01(\t\x12\x0f\n\x07replica\x18\n \x01(\t\"?\n\x0bMatchRecord\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08log_json\x18\x03 \x01(\t\",\n\x06LinkUp\x12\"\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x13.rackem.v1.LinkCall\"\xbe\x02\n\x08LinkCall\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x06submit\x18\x02 \x01(\x0b\x32\x1c.rackem.v1.SubmitMoveRequestH\x00\x12+\n\tsubscribe\x18\x03 \x01(\x0b\x32\x16.rackem.v1.SeatRequestH\x00\x12\x30\n\x0e\x63ontinue_round\x18\x04 \x01(\x0b\x32\x16.rackem.v1.SeatRequestH\x00\x12\'\n\x05leave\x18\x05 \x01(\x0b\x32\x16.rackem.v1.SeatRequestH\x00\x12%\n\x0bunsubscribe\x18\x06 \x01(\x0b\x32\x0e.rackem.v1.AckH\x00\x12*\n\x05watch\x18\x07 \x01(\x0b\x32\x19.rackem.v1.SummaryRequestH\x00\x12\x13\n\x0btraceparent\x18\x08 \x01(\tB\x06\n\x04\x63\x61ll\"0\n\x08LinkDown\x12$\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.rackem.v1.LinkEvent\"\xc2\x01\n\tLinkEvent\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0f\n\x05moved\x18\x02 \x01(\x03H\x00\x12\x1e\n\x04\x64one\x18\x03 \x01(\x0b\x32\x0e.rackem.v1.AckH\x00\x12$\n\x04view\x18\x04 \x01(\x0b\x32\x14.rackem.v1.TableViewH\x00\x12\x1f\n\x05\x65nded\x18\x05 \x01(\x0b\x32\x0e.rackem.v1.AckH\x00\x12(\n\x06\x66\x61iled\x18\x06 \x01(\x0b\x32\x16.rackem.v1.LinkFailureH\x00\x42\x07\n\x05\x65vent\";\n\x0bLinkFailure\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\"\x1b\n\x0c\x44\x61ilyRequest\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\";\n\nDailyReply\x12\x0b\n\x03\x64\x61y\x18\x01 \x01(\t\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\t2\xc4\x02\n\x05Table\x12I\n\x0b\x43reateTable\x12\x1d.rackem.v1.CreateTableRequest\x1a\x1b.rackem.v1.CreateTableReply\x12@\n\nGetSummary\x12\x19.rackem.v1.SummaryRequest\x1a\x17.rackem.v1.TableSummary\x12>\n\tGetRecord\x12\x19.rackem.v1.SummaryRequest\x1a\x16.rackem.v1.MatchRecord\x12\x32\n\x04Link\x12\x11.rackem.v1.LinkUp\x1a\x13.rackem.v1.LinkDown(\x01\x30\x01\x12:\n\x08GetDaily\x12\x17.rackem.v1.DailyRequest\x1a\x15.rackem.v1.DailyReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,31 +39,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATETABLEREPLY']._serialized_start=323
   _globals['_CREATETABLEREPLY']._serialized_end=412
   _globals['_SEATREQUEST']._serialized_start=414
-  _globals['_SEATREQUEST']._serialized_end=460
-  _globals['_SUBMITMOVEREQUEST']._serialized_start=463
-  _globals['_SUBMITMOVEREQUEST']._serialized_end=615
-  _globals['_ACK']._serialized_start=617
-  _globals['_ACK']._serialized_end=622
-  _globals['_SUMMARYREQUEST']._serialized_start=624
-  _globals['_SUMMARYREQUEST']._serialized_end=658
-  _globals['_TABLESUMMARY']._serialized_start=661
-  _globals['_TABLESUMMARY']._serialized_end=880
-  _globals['_MATCHRECORD']._serialized_start=882
-  _globals['_MATCHRECORD']._serialized_end=945
-  _globals['_LINKUP']._serialized_start=947
-  _globals['_LINKUP']._serialized_end=991
-  _globals['_LINKCALL']._serialized_start=994
-  _globals['_LINKCALL']._serialized_end=1312
-  _globals['_LINKDOWN']._serialized_start=1314
-  _globals['_LINKDOWN']._serialized_end=1362
-  _globals['_LINKEVENT']._serialized_start=1365
-  _globals['_LINKEVENT']._serialized_end=1559
-  _globals['_LINKFAILURE']._serialized_start=1561
-  _globals['_LINKFAILURE']._serialized_end=1620
-  _globals['_DAILYREQUEST']._serialized_start=1622
-  _globals['_DAILYREQUEST']._serialized_end=1649
-  _globals['_DAILYREPLY']._serialized_start=1651
-  _globals['_DAILYREPLY']._serialized_end=1710
-  _globals['_TABLE']._serialized_start=1713
-  _globals['_TABLE']._serialized_end=2037
+  _globals['_SEATREQUEST']._serialized_end=481
+  _globals['_SUBMITMOVEREQUEST']._serialized_start=484
+  _globals['_SUBMITMOVEREQUEST']._serialized_end=657
+  _globals['_ACK']._serialized_start=659
+  _globals['_ACK']._serialized_end=664
+  _globals['_SUMMARYREQUEST']._serialized_start=666
+  _globals['_SUMMARYREQUEST']._serialized_end=721
+  _globals['_TABLESUMMARY']._serialized_start=724
+  _globals['_TABLESUMMARY']._serialized_end=943
+  _globals['_MATCHRECORD']._serialized_start=945
+  _globals['_MATCHRECORD']._serialized_end=1008
+  _globals['_LINKUP']._serialized_start=1010
+  _globals['_LINKUP']._serialized_end=1054
+  _globals['_LINKCALL']._serialized_start=1057
+  _globals['_LINKCALL']._serialized_end=1375
+  _globals['_LINKDOWN']._serialized_start=1377
+  _globals['_LINKDOWN']._serialized_end=1425
+  _globals['_LINKEVENT']._serialized_start=1428
+  _globals['_LINKEVENT']._serialized_end=1622
+  _globals['_LINKFAILURE']._serialized_start=1624
+  _globals['_LINKFAILURE']._serialized_end=1683
+  _globals['_DAILYREQUEST']._serialized_start=1685
+  _globals['_DAILYREQUEST']._serialized_end=1712
+  _globals['_DAILYREPLY']._serialized_start=1714
+  _globals['_DAILYREPLY']._serialized_end=1773
+  _globals['_TABLE']._serialized_start=1776
+  _globals['_TABLE']._serialized_end=2100
 # @@protoc_insertion_point(module_scope)

@@ -137,17 +137,25 @@ class SeatRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
+    UNREACHABLE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     token: _builtins.str
+    unreachable: _builtins.str
+    """Set by a gateway that could not reach the replica at this address, which a
+    `wrong_replica` named as the table's owner: the replica asked records a complaint
+    against that owner, and takes the table over once complaints have stood for the
+    complaint hold (docs/design.md, *A failover*). Empty: none.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         token: _builtins.str = ...,
+        unreachable: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id", "token", b"token", "unreachable", b"unreachable"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -164,10 +172,17 @@ class SubmitMoveRequest(_message.Message):
     MOVE_FIELD_NUMBER: _builtins.int
     MOVE_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    UNREACHABLE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     token: _builtins.str
     move_id: _builtins.str
     expected_version: _builtins.int
+    unreachable: _builtins.str
+    """Set by a gateway that could not reach the replica at this address, which a
+    `wrong_replica` named as the table's owner: the replica asked records a complaint
+    against that owner, and takes the table over once complaints have stood for the
+    complaint hold (docs/design.md, *A failover*). Empty: none.
+    """
     @_builtins.property
     def move(self) -> _game_pb2.Move: ...
     def __init__(
@@ -178,10 +193,11 @@ class SubmitMoveRequest(_message.Message):
         move: _game_pb2.Move | None = ...,
         move_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        unreachable: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "move", b"move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "move", b"move", "move_id", b"move_id", "table_id", b"table_id", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "move", b"move", "move_id", b"move_id", "table_id", b"table_id", "token", b"token", "unreachable", b"unreachable"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -209,15 +225,23 @@ class SummaryRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    UNREACHABLE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
+    unreachable: _builtins.str
+    """Set by a gateway that could not reach the replica at this address, which a
+    `wrong_replica` named as the table's owner: the replica asked records a complaint
+    against that owner, and takes the table over once complaints have stood for the
+    complaint hold (docs/design.md, *A failover*). Empty: none.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
+        unreachable: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id", "unreachable", b"unreachable"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

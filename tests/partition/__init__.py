@@ -1,0 +1,1 @@
+"""A real network between the services, and faults on it (docs/partitions.md)."""
