@@ -190,7 +190,7 @@ RECHECK_S = 0.5
 """How often at most a pool asks the Sentinels again because a write's ``WAIT`` came back short."""
 FOLLOW_S = 1.0
 """How often a pool in use asks the Sentinels again anyway: a service whose writes wait
-for no replica (the matchmaker's) follows a failover within about this long too."""
+for no replica (``REDIS_WAIT_REPLICAS=0``) follows a failover within about this long too."""
 
 
 class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):

@@ -11,7 +11,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from rackcore import Rules
-from services.common.errors import ServiceError
+from services.common.errors import ServiceError, StoreUnavailable
 from services.common.logs import event
 from services.matchmaker.codes import CodeSource, normalize_code
 from services.matchmaker.ids import hash_token, new_table_id, new_token, normalize_token
@@ -194,6 +194,8 @@ class Matchmaker:
                 record = await self._starter.start(record, "retry")
             except ServiceError:  # logged; the table is due again after retry_ms
                 record = await self._store.table(placed.table_id) or record
+            except StoreUnavailable:  # the seat is stored; its start may not be: a due
+                pass  # loop starts the table again once this replica's claim runs out
         return Seating(token, placed.seat, record)
 
     # -- by token --------------------------------------------------------------------------

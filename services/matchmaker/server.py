@@ -21,7 +21,7 @@ from services.common.grpc_metrics import client_interceptors, server_interceptor
 from services.common.grpc_server import add_health, bind, new_server, set_serving
 from services.common.logs import event
 from services.common.metrics_http import check_port, start_metrics
-from services.common.redis_client import connect
+from services.common.redis_client import Durability, connect
 from services.common.redis_metrics import RedisOps
 from services.common.registry import REGISTRY_OPS, MemoryRegistry, RedisRegistry, Registry
 from services.common.running import Running, Shutdown
@@ -77,7 +77,8 @@ async def create_server(
                 client = connect(settings.redis_url)
                 shutdown.push_close(client.aclose)
                 ops = RedisOps((*OPS, *REGISTRY_OPS), metrics.registry)
-                store = store or RedisStore(client, ops=ops)
+                durability = Durability(settings.redis_wait_replicas, settings.redis_wait_ms)
+                store = store or RedisStore(client, ops=ops, durability=durability)
                 registry = registry or RedisRegistry(client, ops)
             else:
                 if store is None:

@@ -19,6 +19,11 @@ class MatchmakerSettings:
     host: str = "0.0.0.0"
     port: int = 50051
     redis_url: str = ""  # empty: the in-process memory store
+    # A seating, a new room, a join, a start, a leave or a rematch is answered once this
+    # many Redis replicas have its writes (WAIT), waiting at most redis_wait_ms; else the
+    # call answers `unavailable`. 0: once the primary has them (docs/matchmaker.md).
+    redis_wait_replicas: int = 0
+    redis_wait_ms: int = 1_000
     # Without Redis: started and closed tables' records are kept in
     # DATA_DIR/matchmaker.sqlite3 (empty: in memory, out of the Python heap).
     data_dir: str = ""

@@ -10,10 +10,11 @@ Each namespace has its ports to itself, so every service binds the port it would
 pod (gateway 8000, matchmaker 50051, table 50052, bot 50053, /metrics 9100, Redis 6379,
 Sentinel 26379) and is known by its address alone; a restarted one (after a kill) comes
 back on the same address. The services find Redis through the Sentinels
-(``redis+sentinel://``, acknowledging an append once a replica has it:
-``REDIS_WAIT_REPLICAS=1``), and the tables through ``TABLE_ADDR``, the three replicas'
-addresses as one balanced target (``ipv4:a:50052,b:50052,c:50052``: a Service in front
-of the replicas), as a gateway and the matchmaker would in Kubernetes.
+(``redis+sentinel://``, the tables acknowledging an append and the matchmaker a seat or
+a room once a replica has it: ``REDIS_WAIT_REPLICAS=1``, in every service's env), and
+the tables through ``TABLE_ADDR``, the three replicas' addresses as one balanced target
+(``ipv4:a:50052,b:50052,c:50052``: a Service in front of the replicas), as a gateway and
+the matchmaker would in Kubernetes.
 
 ``groups`` names the nodes by role, for cuts: ``redis`` (the three servers and the three
 Sentinels), ``tables``, ``gateways``, ``clients`` (this process: the players).

@@ -21,6 +21,17 @@ each have a key tagged by what it is looked up by, written around the table's sc
 A table id's home is remembered from the pointer or due set it came from, else found
 among its few candidate homes (``Layout.candidates``). Keys of the layout before this
 one (``mm:{mm}:``) are still read, and its due tables started.
+
+With a ``Durability`` of one replica or more, every write a caller's answer rests on is
+followed on its own connection by ``WAIT replicas wait_ms`` (``send_per_node``): the
+scripts that seat, open, join, claim, start (``FINISH``), leave and open a rematch, and
+the ``SET``s of codes, seat tokens and rematch pointers. Fewer replicas in time raises
+``StoreUnavailable`` (the call answers ``unavailable``) and has a Sentinel client ask for
+its primary again: a primary about to be demoted, cut from its replicas, takes the write
+but no player is told of it (docs/matchmaker.md, *Redis replicas*). Not waited for:
+releases, the due loop's claims, code expiries and token deletions, none of which a
+player is answered from (a token whose deletion is lost still fails ``LEAVE``'s check of
+its seat).
 """
 
 from __future__ import annotations
@@ -36,7 +47,13 @@ from redis.exceptions import RedisError
 
 from services.common.errors import ServiceError
 from services.common.logs import event
-from services.common.redis_client import RedisClient
+from services.common.redis_client import (
+    Durability,
+    NotReplicated,
+    RedisClient,
+    raise_store_error,
+    send_per_node,
+)
 from services.common.redis_metrics import RedisOps
 from services.common.script_batch import ScriptBatch
 from services.matchmaker.records import NewTable, Placed, Sitter, TableRecord, Timings
@@ -105,24 +122,51 @@ class RedisStore:
     use one each."""
 
     def __init__(
-        self, client: RedisClient, namespace: str = DEFAULT_NAMESPACE, ops: RedisOps | None = None
+        self,
+        client: RedisClient,
+        namespace: str = DEFAULT_NAMESPACE,
+        ops: RedisOps | None = None,
+        durability: Durability | None = None,
     ) -> None:
-        """``ops``: where the operations are timed (``OPS`` among its names); None: nowhere."""
+        """``ops``: where the operations are timed (``OPS`` among its names); None: nowhere.
+        ``durability``: how many replicas must have a write a caller is answered from."""
         self._redis = client
+        self._durability = durability
         self._ops = ops or RedisOps(OPS)
         self._keys = Layout(namespace)
         self._chan = self._keys.channel
         self._known: OrderedDict[str, Home] = OrderedDict()
-        self._quick_join = client.register_script(lua.QUICK_JOIN)
-        self._create_private = client.register_script(lua.CREATE_PRIVATE)
-        self._join = client.register_script(lua.JOIN)
-        self._leave = client.register_script(lua.LEAVE)
-        self._claim = client.register_script(lua.CLAIM)
+        # The scripts a caller is answered from: each followed by WAIT (``_durable``).
+        self._quick_join = self._durable(lua.QUICK_JOIN)
+        self._create_private = self._durable(lua.CREATE_PRIVATE)
+        self._join = self._durable(lua.JOIN)
+        self._leave = self._durable(lua.LEAVE)
+        self._claim = self._durable(lua.CLAIM)
         self._claim_due = ScriptBatch(client, client.register_script(lua.CLAIM_DUE))
-        self._finish = client.register_script(lua.FINISH)
+        self._finish = self._durable(lua.FINISH)
         self._release = client.register_script(lua.RELEASE)
-        self._rematch = client.register_script(lua.REMATCH)
+        self._rematch = self._durable(lua.REMATCH)
         self._code_ttl = client.register_script(lua.CODE_TTL)
+
+    # -- writes a caller is answered from ------------------------------------------------
+
+    def _durable(self, script: str) -> _Durable:
+        return _Durable(
+            ScriptBatch(
+                self._redis, self._redis.register_script(script), durability=self._durability
+            )
+        )
+
+    async def _set(self, key: str, value: str, px: int, *, nx: bool = False) -> bool:
+        """``SET key value PX px`` (``NX``: only if it is not there), followed by ``WAIT``
+        as ``durability`` asks; whether it was set."""
+        args: tuple[str | int, ...] = ("SET", key, value, "PX", px, *(("NX",) if nx else ()))
+        (answer,) = await send_per_node(self._redis, [(key, args)], self._durability)
+        if isinstance(answer, NotReplicated):
+            raise_store_error(answer)
+        if isinstance(answer, Exception):
+            raise answer
+        return bool(answer)
 
     # -- homes -------------------------------------------------------------------------
 
@@ -159,7 +203,7 @@ class RedisStore:
         """Take ``code`` for a table about to open; False if any table holds it (one of
         the legacy layout's included)."""
         won, legacy = await asyncio.gather(
-            self._redis.set(self._keys.code(code), f"{table_id} {home.name}", nx=True, px=ttl_ms),
+            self._set(self._keys.code(code), f"{table_id} {home.name}", ttl_ms, nx=True),
             self._redis.exists(self._keys.legacy_code(code)),
         )
         if won and legacy:
@@ -178,7 +222,7 @@ class RedisStore:
         self, sitter: Sitter, placed: Placed, home: Home, timings: Timings
     ) -> Placed:
         value = f"{placed.table_id} {placed.seat} {home.name}"
-        await self._redis.set(self._keys.token(sitter.token_hash), value, px=timings.token_ttl_ms)
+        await self._set(self._keys.token(sitter.token_hash), value, timings.token_ttl_ms)
         return placed
 
     async def _token(self, token_hash: str) -> tuple[str, int, Home, str] | None:
@@ -304,11 +348,11 @@ class RedisStore:
                 home = self._keys.room(table.id)
                 if not await self._claim_code(table.code, table.id, home, _code_life(timings)):
                     return None
-                won = await self._redis.set(
+                won = await self._set(
                     self._keys.rematch(old_id),
                     f"{table.id} {table.code}",
+                    timings.lobby_ttl_ms,
                     nx=True,
-                    px=timings.lobby_ttl_ms,
                 )
                 if won:
                     pointer = table.id, table.code, self._remember(table.id, home)
@@ -537,3 +581,19 @@ class RedisStore:
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+class _Durable:
+    """A script's calls, each followed by ``WAIT`` as its store's ``durability`` asks
+    (``ScriptBatch``: calls at once share a pipeline, and its ``WAIT``); a write fewer
+    replicas confirmed than asked raises ``StoreUnavailable`` (``again`` False: it may be
+    on the primary alone)."""
+
+    def __init__(self, batch: ScriptBatch) -> None:
+        self._batch = batch
+
+    async def __call__(self, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        try:
+            return await self._batch(keys, args)
+        except NotReplicated as exc:
+            raise_store_error(exc)

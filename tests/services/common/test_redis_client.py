@@ -152,7 +152,7 @@ async def test_a_sentinel_client_follows_the_newest_configuration_once_a_write_i
 async def test_a_sentinel_client_whose_writes_wait_for_nothing_follows_a_failover_too(
     tmp_path: Path,
 ) -> None:
-    """The matchmaker's writes wait for no replica, so nothing comes back short: the pool
+    """Writes that wait for no replica (REDIS_WAIT_REPLICAS=0) never come back short: the pool
     asks the Sentinels again every ``FOLLOW_S`` all the same, and its writes go to the
     primary of the newest configuration within about that long."""
     group = SentinelGroup(tmp_path / "group")

@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 
 from services._gen.rackem.v1 import matchmaker_pb2_grpc
 from services.common.channels import open_channel
-from services.common.redis_client import connect
+from services.common.redis_client import Durability, connect
 from services.common.registry import MemoryRegistry, Registry
 from services.common.running import Running
 from services.matchmaker.codes import CodeSource, new_code
@@ -63,15 +63,16 @@ def namespace() -> str:
 class RedisFactory:
     """Redis stores on one namespace, each with its own client: separate replicas."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, durability: Durability | None = None) -> None:
         self.url = url
         self.namespace = namespace()
+        self.durability = durability
         self.clients: list[aioredis.Redis] = []
 
     def store(self) -> RedisStore:
         client = connect(self.url)
         self.clients.append(client)
-        return RedisStore(client, self.namespace)
+        return RedisStore(client, self.namespace, durability=self.durability)
 
     async def close(self) -> None:
         for client in self.clients:

@@ -13,6 +13,7 @@ from redis_engines import KINDS, Engines
 
 from rackcore import Rules
 from services.common.errors import ServiceError
+from services.common.redis_client import Durability
 from services.matchmaker.ids import hash_token, new_table_id, new_token
 from services.matchmaker.records import NewTable, Sitter, Timings
 from services.matchmaker.store import Store
@@ -33,7 +34,9 @@ async def stores(
         shared = MemoryStore()
         yield lambda: shared
         return
-    factory = RedisFactory(redis_engines.url(request.param))
+    # Behind Sentinel, as deployed there: a write is answered once the replica has it.
+    durability = Durability(1, 2_000) if request.param == "sentinel" else None
+    factory = RedisFactory(redis_engines.url(request.param), durability)
     yield factory.store
     await factory.close()
 
