@@ -11,7 +11,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -24,11 +23,11 @@ from redis_engines import Engines
 
 from rackem.client import Client, play_match
 from services._gen.rackem.v1 import game_pb2, table_pb2, table_pb2_grpc
-from services.archive import migrate, parse_database_url
 from services.common.channels import OWN_CONNECTIONS
 from services.table.store.redis import keys
 
 from .conftest import SETTINGS
+from .on_postgres import stack_on_postgres
 from .stack import Service, Stack
 
 ARCHIVE = {
@@ -128,23 +127,10 @@ def _until(check: Callable[[], bool], within_s: float, what: str) -> None:
 def archived(
     redis_engines: Engines, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Archived]:
-    server = Postgres()
-    server.start()
-    stack: Stack | None = None
-    try:
-        url = server.database("archive")
-        migrate(parse_database_url(url))
-        engine = redis_engines.get("single")
-        engine.flush()
-        workdir: Path = tmp_path_factory.mktemp("archive-stack")
-        stack = Stack(workdir, engine.url, {**SETTINGS, **ARCHIVE, "DATABASE_URL": url})
-        stack.build(tables=2)
-        stack.start()
-        yield Archived(stack, server, url, engine.url)
-    finally:
-        if stack is not None:
-            stack.stop()
-        server.stop()
+    with stack_on_postgres(
+        redis_engines, tmp_path_factory, "archive", {**SETTINGS, **ARCHIVE}, 2
+    ) as on:
+        yield Archived(on.stack, on.server, on.url, on.redis_url)
 
 
 async def test_a_finished_match_is_archived_served_from_there_and_leaves_redis(

@@ -8,19 +8,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from openskill.models import PlackettLuce
-from postgres_engine import Postgres
 from redis_engines import Engines
 
 from rackem.client import Client, play_match
-from services.archive import migrate, parse_database_url
 
 from .conftest import SETTINGS
+from .on_postgres import stack_on_postgres
 from .stack import Stack
 
 Message = dict[str, Any]
@@ -60,23 +58,10 @@ class Profiled:
 def profiled(
     redis_engines: Engines, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Profiled]:
-    server = Postgres()
-    server.start()
-    stack: Stack | None = None
-    try:
-        url = server.database("profiles")
-        migrate(parse_database_url(url))
-        engine = redis_engines.get("single")
-        engine.flush()
-        workdir: Path = tmp_path_factory.mktemp("profiles-stack")
-        stack = Stack(workdir, engine.url, {**SETTINGS, **PROFILES, "DATABASE_URL": url})
-        stack.build(tables=1)
-        stack.start()
-        yield Profiled(stack, url)
-    finally:
-        if stack is not None:
-            stack.stop()
-        server.stop()
+    with stack_on_postgres(
+        redis_engines, tmp_path_factory, "profiles", {**SETTINGS, **PROFILES}, 1
+    ) as on:
+        yield Profiled(on.stack, on.url)
 
 
 async def ask(client: Client, message: Message, answer: str | None = None) -> Message:

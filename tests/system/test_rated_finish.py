@@ -21,26 +21,25 @@ import secrets
 import signal
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import grpc
 import psycopg
 import pytest
 import redis
 from openskill.models import PlackettLuce
-from postgres_engine import Postgres
 from redis_engines import Engines
 
 from rackcore import replay
 from rackem.client import Client, play_match
 from services._gen.rackem.v1 import matchmaker_pb2 as pb
 from services._gen.rackem.v1 import matchmaker_pb2_grpc, table_pb2, table_pb2_grpc
-from services.archive import ArchiveSettings, migrate, parse_database_url
+from services.archive import ArchiveSettings
 from services.archive.tier import open_profiles
 from services.common.channels import OWN_CONNECTIONS
 from services.table.store.redis import keys
 
 from .conftest import SETTINGS
+from .on_postgres import stack_on_postgres
 from .stack import Stack
 
 ARCHIVE = {
@@ -107,23 +106,10 @@ class Rated:
 
 @pytest.fixture(scope="module")
 def rated(redis_engines: Engines, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rated]:
-    server = Postgres()
-    server.start()
-    stack: Stack | None = None
-    try:
-        url = server.database("rated")
-        migrate(parse_database_url(url))
-        engine = redis_engines.get("single")
-        engine.flush()
-        workdir: Path = tmp_path_factory.mktemp("rated-stack")
-        stack = Stack(workdir, engine.url, {**SETTINGS, **ARCHIVE, "DATABASE_URL": url})
-        stack.build(tables=2)
-        stack.start()
-        yield Rated(stack, url, engine.url)
-    finally:
-        if stack is not None:
-            stack.stop()
-        server.stop()
+    with stack_on_postgres(
+        redis_engines, tmp_path_factory, "rated", {**SETTINGS, **ARCHIVE}, 2
+    ) as on:
+        yield Rated(on.stack, on.url, on.redis_url)
 
 
 async def _profiles(url: str) -> list[str]:
