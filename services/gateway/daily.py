@@ -20,34 +20,24 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
-from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from services._gen.rackem.v1 import game_pb2
 from services._gen.rackem.v1 import matchmaker_pb2 as mm
 from services._gen.rackem.v1 import table_pb2 as tb
 from services.archive.profiles import DailyEntry
+from services.common.days import closes_ms, day_before
 from services.common.errors import StoreUnavailable
 from services.common.logs import event
 from services.gateway.protocol import ProtocolError, check_name
 from services.gateway.session_api import SessionApi
 
-__all__ = ["BOARD_LIMIT", "board", "closes_ms", "daily", "day_before", "play_daily"]
+__all__ = ["BOARD_LIMIT", "board", "daily", "play_daily"]
 
 log = logging.getLogger("rackem.gateway")
 
 BOARD_LIMIT = 100
 _ANSWER_ONLY = ("day", "commitment", "closes_ms", "previous", "you", "board")
-
-
-def closes_ms(day: str) -> int:
-    """When ``day`` closes: the next UTC midnight, unix ms."""
-    start = datetime.combine(date.fromisoformat(day), datetime.min.time(), UTC)
-    return int((start + timedelta(days=1)).timestamp() * 1000)
-
-
-def day_before(day: str) -> str:
-    return (date.fromisoformat(day) - timedelta(days=1)).isoformat()
 
 
 def board(entries: Sequence[DailyEntry]) -> list[dict[str, Any]]:

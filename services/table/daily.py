@@ -21,17 +21,17 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 from typing import Any
 
 from rackcore import Rules, commitment
 from services._gen.rackem.v1 import table_pb2
+from services.common.days import DAY, closes_ms, utc_day
 from services.common.errors import ServiceError
 from services.table.stored import SeatMeta
 
 __all__ = ["DAILY_RULES", "DAY", "Daily", "closes_ms", "parse_secret", "public_log", "utc_day"]
 
-DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){16,}")
 _LABEL = b"rackem-daily/"
 DAILY_RULES = Rules(players=2)  # every Daily Rack table's: the defaults for two
@@ -45,17 +45,6 @@ def parse_secret(text: str) -> bytes | None:
     if _HEX.fullmatch(text):
         return bytes.fromhex(text)
     return text.encode()
-
-
-def utc_day(unix_s: float) -> str:
-    """The UTC day of a unix time, ``YYYY-MM-DD``."""
-    return datetime.fromtimestamp(unix_s, UTC).date().isoformat()
-
-
-def closes_ms(day: str) -> int:
-    """When ``day`` closes (the next UTC midnight), unix ms."""
-    start = datetime.combine(date.fromisoformat(day), datetime.min.time(), UTC)
-    return int((start + timedelta(days=1)).timestamp() * 1000)
 
 
 def _checked_day(day: str) -> str:
