@@ -9,7 +9,7 @@ Three shapes, one ``url`` each for ``services.common.redis_client.connect``:
   create`` (``redis+cluster://``);
 - ``SentinelGroup``: a primary, a replica and three Sentinels watching them
   (``redis+sentinel://``), with ``kill_primary`` to SIGKILL the primary and
-  ``restart`` to bring a killed server back (Sentinel makes it a replica).
+  ``restart`` to bring a killed server back (as the replica of the primary the Sentinels name).
 
 Used by the contract tests (tests/conftest.py's ``redis_engine`` fixtures) and the
 whole-system tests (tests/system/).
@@ -153,6 +153,9 @@ class Server:
             "--requirepass", self.password,
             "--masterauth", self.password,
             "--logfile", str(self.log),
+            # A replica (re)joining is sent the data at once, not after the 5 s a full
+            # sync waits by default for other replicas to join it.
+            "--repl-diskless-sync-delay", "0",
             *self.args,
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
@@ -389,8 +392,14 @@ class SentinelGroup:
         raise RuntimeError("the sentinels did not fail over")
 
     def restart(self, server: Server) -> None:
-        """Start a killed server again: the Sentinels turn it into the replica."""
-        server.args = []
+        """Start a killed server again as the replica of the primary the Sentinels name, as
+        the deployment's start script does (k8s/components/redis-sentinel/sentinel.yaml,
+        ``redis.sh``). Started as a primary instead, it would hold its stale data until a
+        Sentinel's next look at it (up to ten seconds) turned it into a replica; until then
+        the group has no replica, and writes that wait for one (``REDIS_WAIT_REPLICAS``)
+        would wait that long too."""
+        host, port = self.primary_addr()
+        server.args = ["--replicaof", host, str(port)]
         server.start()
 
     def flush(self) -> None:
