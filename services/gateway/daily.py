@@ -97,9 +97,15 @@ async def daily(session: SessionApi, message: dict[str, Any]) -> None:
     you = None
     if session.profiles is not None:
         store = session.profiles.store
+        # The entry before the board: an entry read finished is on a board read after it
+        # (read the other way round, a result applied between the two reads would show
+        # a finished entry with no place).
+        entry = None
+        if session.profile is not None:
+            entry = await store.daily_entry(today.day, session.profile.id)
         listed = board(await store.daily_board(today.day, BOARD_LIMIT))
         if session.profile is not None:
-            you = _you(await store.daily_entry(today.day, session.profile.id), listed)
+            you = _you(entry, listed)
     session.push(
         {
             "type": "daily",
