@@ -333,7 +333,9 @@ class Session:
         request = mm.CreatePrivateRequest(
             name=name,
             rules=rules,
-            level=message.get("level", "medium"),
+            # None asked: the matchmaker seats the level nearest a bound profile's rating,
+            # else its default (services/matchmaker/seating.py).
+            level=message.get("level", ""),
             start_now=message.get("start_now", False),
             spectators=message.get("spectators", "off"),
             profile=profile,

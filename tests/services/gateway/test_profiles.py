@@ -402,4 +402,5 @@ async def test_a_bound_connection_brings_its_profile_and_rating_to_each_new_game
         True,
         after.rating.value,
     )
+    assert created.level == ""  # none asked: the matchmaker takes the one nearest her rating
     assert (joined.profile, joined.rating) == (made["id"], after.rating.value)
