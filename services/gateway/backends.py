@@ -54,15 +54,19 @@ with no subscription and no call open on it is closed. Channels in use are never
 closed for the cap, so a fleet larger than it keeps every subscription."""
 # A replica that went away comes back (or its address is taken over) within seconds: dial
 # it again soon, not after gRPC's default backoff of up to two minutes.
-# A path that drops packets is found by keepalive pings within about 4 s (the servers
-# allow them: services/common/grpc_server.py), so a link to a replica this gateway cannot
-# reach breaks instead of waiting forever for answers that never come.
+# A path that drops packets, or a replica whose process is stopped (its kernel still
+# holds the connection), is found by keepalive pings within about 4 s (the servers allow
+# them: services/common/grpc_server.py), so a link to a replica this gateway cannot reach
+# breaks instead of waiting forever for answers that never come. gRPC core waits for a
+# ping's answer ``grpc.http2.ping_timeout_ms`` (a minute by default), not
+# ``keepalive_timeout_ms``: both are set (tests/services/gateway/test_keepalive.py).
 CHANNEL_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.min_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 5000),
     ("grpc.keepalive_time_ms", 2000),
     ("grpc.keepalive_timeout_ms", 2000),
+    ("grpc.http2.ping_timeout_ms", 2000),
     ("grpc.http2.max_pings_without_data", 0),
 )
 
