@@ -104,8 +104,7 @@ async def daily(session: SessionApi, message: dict[str, Any]) -> None:
         if session.profile is not None:
             entry = await store.daily_entry(today.day, session.profile.id)
         listed = board(await store.daily_board(today.day, BOARD_LIMIT))
-        if session.profile is not None:
-            you = _you(entry, listed)
+        you = _you(entry, listed)
     session.push(
         {
             "type": "daily",

@@ -333,7 +333,7 @@ class Session:
         request = mm.CreatePrivateRequest(
             name=name,
             rules=rules,
-            # None asked: the matchmaker seats the level nearest a bound profile's rating,
+            # No level asked: the matchmaker seats the level nearest a bound profile's rating,
             # else its default (services/matchmaker/seating.py).
             level=message.get("level", ""),
             start_now=message.get("start_now", False),
