@@ -52,10 +52,6 @@ def podman_environment(
         "TESTCONTAINERS_CONNECTION_MODE": "docker_host",
         # Without it compose tries to pull a BuildKit image.
         "DOCKER_BUILDKIT": "0",
-        # Compose starts one container at a time: Debian's aardvark-dns 1.4 can miss a
-        # container that joined the network beside another one, and then answers its
-        # look-ups of the other services with "not known" for good (docs/containers.md).
-        "COMPOSE_PARALLEL_LIMIT": "1",
     }
 
 

@@ -8,7 +8,8 @@ import os
 import secrets
 import signal
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ import pytest
 from published_ports import published_port
 
 import rackcore
-from rackem.client import Client, play_match
+from rackem.client import Client, ServerError, play_match
 
 if TYPE_CHECKING:
     from tests.conftest import Engine
@@ -191,11 +192,28 @@ def test_compose_stack_comes_up_healthy_and_serves_the_host(stack: Stack) -> Non
     assert verdict["scores"] == views[0]["scores"]
 
 
+async def _until_served(call: Callable[[], Awaitable[Any]], within_s: float = 60) -> None:
+    """``call`` again while it is answered ``unavailable`` ("try again", as the protocol
+    says). Under podman a service's first look-ups of its peers can be lost while
+    aardvark-dns reloads for a container starting or stopping (docs/containers.md)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            await call()
+            return
+        except ServerError as exc:
+            if exc.code != "unavailable" or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(1)
+
+
 async def _play_private_match(url: str) -> tuple[list[dict[str, Any]], str]:
     async with Client(url) as host, Client(url) as guest:
-        await host.create_table("Host", rules={"players": 2, "target": 100})
+        rules = {"players": 2, "target": 100}
+        await _until_served(lambda: host.create_table("Host", rules=rules))
         assert host.code is not None and host.table_id is not None
-        await guest.join(host.code, "Guest")
+        code = host.code
+        await _until_served(lambda: guest.join(code, "Guest"))
         # Paced under the gateway's default limit of 20 messages a second per connection.
         finals = await asyncio.gather(
             play_match(host, timeout=300, min_interval=0.06),
