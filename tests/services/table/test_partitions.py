@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,9 @@ from rackcore.bots import choose
 from services._gen.rackem.v1 import table_pb2, table_pb2_grpc
 from services.common.channels import open_channel
 from services.common.errors import ServiceError
-from services.common.redis_client import connect
+from services.common.redis_client import RedisClient, connect
 from services.common.registry import MemoryRegistry, RedisRegistry
+from services.common.running import Running
 from services.convert import move_to_pb
 from services.gateway.backends import Backends
 from services.table.store.memory import MemoryStore
@@ -135,12 +137,26 @@ async def _until(check: Callable[[], bool], seconds: float) -> None:
             await asyncio.sleep(0.02)
 
 
-async def test_a_replica_cut_from_redis_steps_aside_and_the_gateway_finds_the_new_owner(
-    own_redis: Single, start_table_server: ServerFactory
-) -> None:
-    redis_addr = own_redis.server.addr
+@dataclass
+class CutPair:
+    """Two replicas on one Redis, ``cut`` reaching it through ``proxy``; a two-human table
+    on ``cut``, the ``request`` of its first move, and a gateway's client whose balanced
+    address spreads over both replicas, as a headless Service does."""
+
+    proxy: Proxy
+    cut: Running
+    other: Running
+    client: RedisClient
+    table_id: str
+    table: Table
+    request: table_pb2.SubmitMoveRequest
+    backends: Backends
+
+
+@contextlib.asynccontextmanager
+async def cut_pair(own_redis: Single, start_table_server: ServerFactory) -> AsyncIterator[CutPair]:
     async with proxy_to("127.0.0.1", own_redis.server.port) as proxy:
-        cut_url = own_redis.url.replace(redis_addr, proxy.addr)
+        cut_url = own_redis.url.replace(own_redis.server.addr, proxy.addr)
         cut_client, client = connect(cut_url), connect(own_redis.url)
         settings = {"lease_ms": LEASE_MS, "sweep_ms": 100, "store_hold_ms": 4_000}
         cut = await start_table_server(
@@ -151,30 +167,13 @@ async def test_a_replica_cut_from_redis_steps_aside_and_the_gateway_finds_the_ne
         )
         async with open_channel(cut.addr) as channel:
             reply = await create_table(table_pb2_grpc.TableStub(channel), humans=2, bots=0)
-        table_id = reply.table_id
-        table = cut.service.tables.live[table_id]
+        table = cut.service.tables.live[reply.table_id]
         seat = table.match.turn
         request = _move(table, seat, "m1", reply.tokens[seat])
-        # The balanced address spreads over both replicas, as a headless Service does.
         balanced = f"ipv4:127.0.0.1:{cut.port},127.0.0.1:{other.port}"
         backends = Backends("127.0.0.1:1", balanced, timeout=3.0)
         try:
-            proxy.cut()
-            cut_at = asyncio.get_running_loop().time()
-            await _until(lambda: table.closed is not None, LEASE_MS / 1000 + 1.0)
-            stepped = asyncio.get_running_loop().time() - cut_at
-            assert stepped <= LEASE_MS / 1000 + 0.5  # within its lease (plus a watch)
-            assert table.closed is not None and table.closed.code == "wrong_replica"
-            assert not table.closed.owner  # no owner known: the gateway asks the balanced one
-            with pytest.raises(ServiceError) as refused:
-                await (await cut.service.tables.get(table_id)).summary()
-            assert refused.value.code == "wrong_replica" and not refused.value.owner
-            # The gateway sends the move to the old owner, as a player's seat remembers it.
-            async with asyncio.timeout(15):
-                version = await _retrying(lambda: backends.submit(cut.addr, request))
-            assert version == 1
-            assert table_id in other.service.tables.live
-            assert await RedisStore(client).holder(table_id) == other.service.tables.config.owner
+            yield CutPair(proxy, cut, other, client, reply.table_id, table, request, backends)
         finally:
             proxy.heal()
             await backends.close()
@@ -182,6 +181,30 @@ async def test_a_replica_cut_from_redis_steps_aside_and_the_gateway_finds_the_ne
             await other.stop(0)
             await cut_client.aclose()
             await client.aclose()
+
+
+async def test_a_replica_cut_from_redis_steps_aside_and_the_gateway_finds_the_new_owner(
+    own_redis: Single, start_table_server: ServerFactory
+) -> None:
+    async with cut_pair(own_redis, start_table_server) as pair:
+        cut, table, table_id = pair.cut, pair.table, pair.table_id
+        pair.proxy.cut()
+        cut_at = asyncio.get_running_loop().time()
+        await _until(lambda: table.closed is not None, LEASE_MS / 1000 + 1.0)
+        stepped = asyncio.get_running_loop().time() - cut_at
+        assert stepped <= LEASE_MS / 1000 + 0.5  # within its lease (plus a watch)
+        assert table.closed is not None and table.closed.code == "wrong_replica"
+        assert not table.closed.owner  # no owner known: the gateway asks the balanced one
+        with pytest.raises(ServiceError) as refused:
+            await (await cut.service.tables.get(table_id)).summary()
+        assert refused.value.code == "wrong_replica" and not refused.value.owner
+        # The gateway sends the move to the old owner, as a player's seat remembers it.
+        async with asyncio.timeout(15):
+            version = await _retrying(lambda: pair.backends.submit(cut.addr, pair.request))
+        assert version == 1
+        assert table_id in pair.other.service.tables.live
+        holder = await RedisStore(pair.client).holder(table_id)
+        assert holder == pair.other.service.tables.config.owner
 
 
 async def test_a_move_under_way_when_the_cut_begins_is_answered_when_its_table_steps_aside(
@@ -192,49 +215,25 @@ async def test_a_move_under_way_when_the_cut_begins_is_answered_when_its_table_s
     for the whole socket timeout (``SOCKET_TIMEOUT_S``, 5 s). The step-aside cuts it short:
     answered ``wrong_replica`` within the lease, the lock free, and the move, sent again
     by its id, kept once on the new owner."""
-    redis_addr = own_redis.server.addr
-    async with proxy_to("127.0.0.1", own_redis.server.port) as proxy:
-        cut_url = own_redis.url.replace(redis_addr, proxy.addr)
-        cut_client, client = connect(cut_url), connect(own_redis.url)
-        settings = {"lease_ms": LEASE_MS, "sweep_ms": 100, "store_hold_ms": 4_000}
-        cut = await start_table_server(
-            store=RedisStore(cut_client), registry=RedisRegistry(cut_client), **settings
-        )
-        other = await start_table_server(
-            store=RedisStore(client), registry=RedisRegistry(client), **settings
-        )
-        async with open_channel(cut.addr) as channel:
-            reply = await create_table(table_pb2_grpc.TableStub(channel), humans=2, bots=0)
-        table_id = reply.table_id
-        table = cut.service.tables.live[table_id]
-        seat = table.match.turn
-        request = _move(table, seat, "m1", reply.tokens[seat])
-        balanced = f"ipv4:127.0.0.1:{cut.port},127.0.0.1:{other.port}"
-        backends = Backends("127.0.0.1:1", balanced, timeout=3.0)
+    async with cut_pair(own_redis, start_table_server) as pair:
+        cut, table, request = pair.cut, pair.table, pair.request
         loop = asyncio.get_running_loop()
-        try:
-            proxy.cut()
-            sent_at = loop.time()
-            under_way = asyncio.ensure_future(cut.service.submit(request))
-            await _until(lambda: table.lock.locked(), 1.0)  # its append waits on Redis
-            with pytest.raises(ServiceError) as refused:
-                async with asyncio.timeout(LEASE_MS / 1000 + 1.5):  # well short of 5 s
-                    await under_way
-            answered = loop.time() - sent_at
-            assert refused.value.code == "wrong_replica" and not refused.value.owner
-            assert answered <= LEASE_MS / 1000 + 0.6, answered
-            assert not table.lock.locked()
-            async with asyncio.timeout(15):
-                version = await _retrying(lambda: backends.submit(cut.addr, request))
-            assert version == 1
-            assert len((await RedisStore(client).load(table_id)).moves) == 1  # type: ignore[union-attr]
-        finally:
-            proxy.heal()
-            await backends.close()
-            await cut.stop(0)
-            await other.stop(0)
-            await cut_client.aclose()
-            await client.aclose()
+        pair.proxy.cut()
+        sent_at = loop.time()
+        under_way = asyncio.ensure_future(cut.service.submit(request))
+        await _until(lambda: table.lock.locked(), 1.0)  # its append waits on Redis
+        with pytest.raises(ServiceError) as refused:
+            async with asyncio.timeout(LEASE_MS / 1000 + 1.5):  # well short of 5 s
+                await under_way
+        answered = loop.time() - sent_at
+        assert refused.value.code == "wrong_replica" and not refused.value.owner
+        assert answered <= LEASE_MS / 1000 + 0.6, answered
+        assert not table.lock.locked()
+        async with asyncio.timeout(15):
+            version = await _retrying(lambda: pair.backends.submit(cut.addr, request))
+        assert version == 1
+        stored = await RedisStore(pair.client).load(pair.table_id)
+        assert len(stored.moves) == 1  # type: ignore[union-attr]
 
 
 async def test_a_retried_move_is_never_answered_from_a_reply_its_log_does_not_hold(
