@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import subprocess
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from services.common.redis_client import (
     RECHECK_S,
     Durability,
     NotReplicated,
+    RedisClient,
     RedisTarget,
     connect,
     is_outage,
@@ -106,19 +109,8 @@ async def test_a_sentinel_client_follows_the_newest_configuration_once_a_write_i
     the majority's failover made. The client takes the newest configuration a majority of
     answers holds; and once a write's ``WAIT`` comes back short, it asks the Sentinels
     again, so that its pooled connections to the old primary do not keep it there."""
-    group = SentinelGroup(tmp_path / "group")  # its Sentinels' ports chosen, none started
-    stray = Server(tmp_path / "stray", group.password)  # no replica: WAIT 1 never holds
-    stray.start()
-    stray_sentinel = _sentinel(tmp_path / "stray-sentinel", stray.port, group.password)
-    nodes = [stray_sentinel[1], *group.sentinel_ports]
-    url = (
-        f"redis+sentinel://:{group.password}@"
-        + ",".join(f"127.0.0.1:{port}" for port in nodes)
-        + "/rackem/0"
-    )
-    client = connect(url)
     write = [("follow-test", ("SET", "follow-test", "1"))]
-    try:
+    async with _stray_then_group(tmp_path) as (group, client):
         # Only the stray Sentinel answers: its primary it is.
         (short,) = await send_per_node(client, write, Durability(1, 100))
         assert isinstance(short, NotReplicated)
@@ -141,12 +133,6 @@ async def test_a_sentinel_client_follows_the_newest_configuration_once_a_write_i
                 await asyncio.sleep(RECHECK_S)
         pool = client.connection_pool
         assert pool.master_address == ("127.0.0.1", new.port)  # type: ignore[attr-defined]
-    finally:
-        await client.aclose()
-        stray_sentinel[0].terminate()
-        stray_sentinel[0].wait(10)
-        group.stop()
-        stray.stop()
 
 
 async def test_a_sentinel_client_whose_writes_wait_for_nothing_follows_a_failover_too(
@@ -155,18 +141,7 @@ async def test_a_sentinel_client_whose_writes_wait_for_nothing_follows_a_failove
     """Writes that wait for no replica (REDIS_WAIT_REPLICAS=0) never come back short: the pool
     asks the Sentinels again every ``FOLLOW_S`` all the same, and its writes go to the
     primary of the newest configuration within about that long."""
-    group = SentinelGroup(tmp_path / "group")
-    stray = Server(tmp_path / "stray", group.password)
-    stray.start()
-    stray_sentinel = _sentinel(tmp_path / "stray-sentinel", stray.port, group.password)
-    nodes = [stray_sentinel[1], *group.sentinel_ports]
-    url = (
-        f"redis+sentinel://:{group.password}@"
-        + ",".join(f"127.0.0.1:{port}" for port in nodes)
-        + "/rackem/0"
-    )
-    client = connect(url)
-    try:
+    async with _stray_then_group(tmp_path) as (group, client):
         await client.set("follow-plain", "stray")  # only the stray Sentinel answers yet
         group.start()
         with redis.Redis(port=group.sentinel_ports[0], decode_responses=True) as sentinel:
@@ -185,6 +160,27 @@ async def test_a_sentinel_client_whose_writes_wait_for_nothing_follows_a_failove
                         break
                 await asyncio.sleep(0.05)
         assert time.monotonic() - switched < FOLLOW_S + 3.0
+
+
+@contextlib.asynccontextmanager
+async def _stray_then_group(tmp_path: Path) -> AsyncIterator[tuple[SentinelGroup, RedisClient]]:
+    """A Sentinel client over a stray Sentinel of its own (monitoring a server with no
+    replica, so ``WAIT 1`` never holds there) and a ``SentinelGroup`` whose Sentinels'
+    ports are chosen but none started: until the test starts the group, only the stray
+    Sentinel answers, and the client's primary is the stray server."""
+    group = SentinelGroup(tmp_path / "group")
+    stray = Server(tmp_path / "stray", group.password)
+    stray.start()
+    stray_sentinel = _sentinel(tmp_path / "stray-sentinel", stray.port, group.password)
+    nodes = [stray_sentinel[1], *group.sentinel_ports]
+    url = (
+        f"redis+sentinel://:{group.password}@"
+        + ",".join(f"127.0.0.1:{port}" for port in nodes)
+        + "/rackem/0"
+    )
+    client = connect(url)
+    try:
+        yield group, client
     finally:
         await client.aclose()
         stray_sentinel[0].terminate()
