@@ -25,7 +25,7 @@ import pytest
 from hangs import dump_tasks
 from postgres_engine import Postgres
 from published_ports import published_port
-from redis_engines import Engines
+from redis_engines import Engines, Single
 
 PODMAN_SOCKET = Path("/run/podman/podman.sock")
 DOCKER_SOCKET = Path("/var/run/docker.sock")
@@ -251,6 +251,18 @@ def own_postgres() -> Iterator[Postgres]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[Single]:
+    """A Redis server of the test's own with no replica (so ``WAIT 1`` never holds), for
+    it to cut off, stop and start."""
+    engine = Single(tmp_path)
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -10,9 +10,7 @@ never told to a player as done (docs/partitions.md, ``redis-primary-minority``).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -54,29 +52,18 @@ def _quick(code: str) -> NewTable:
     return NewTable(new_table_id(), code, True, Rules(players=2), "medium", -1)
 
 
-@pytest.fixture
-async def lone(tmp_path: Path) -> AsyncIterator[Single]:
-    """A Redis server of its own with no replica: ``WAIT 1`` never holds."""
-    engine = Single(tmp_path)
-    engine.start()
-    try:
-        yield engine
-    finally:
-        engine.stop()
-
-
 async def test_with_no_replica_no_seat_room_or_join_is_answered(
-    lone: Single, caplog: pytest.LogCaptureFixture
+    own_redis: Single, caplog: pytest.LogCaptureFixture
 ) -> None:
     """REDIS_WAIT_REPLICAS=1 and no replica: QuickMatch, CreateTable and JoinByCode answer
     ``unavailable`` (logged as the write not replicated), never ``seated``."""
     caplog.set_level(logging.INFO, logger="rackem")
-    ready = connect(lone.url)  # a room to join, made without waiting
+    ready = connect(own_redis.url)  # a room to join, made without waiting
     opened = await RedisStore(ready).create_private(
         _private("JNMEXY"), _sitter("Ann"), NOW, T, None
     )
     assert opened is not None
-    settings = replace(FAST, redis_url=lone.url, redis_wait_replicas=1, redis_wait_ms=100)
+    settings = replace(FAST, redis_url=own_redis.url, redis_wait_replicas=1, redis_wait_ms=100)
     running = await create_server(settings)
     channel = open_channel(running.addr)
     try:
@@ -100,11 +87,13 @@ async def test_with_no_replica_no_seat_room_or_join_is_answered(
     assert {r.fields["error_type"] for r in outages} == {"NotReplicated"}  # type: ignore[attr-defined]
 
 
-async def test_with_no_replica_every_write_a_player_is_answered_from_fails(lone: Single) -> None:
+async def test_with_no_replica_every_write_a_player_is_answered_from_fails(
+    own_redis: Single,
+) -> None:
     """Each store operation a caller's answer rests on raises ``StoreUnavailable`` when
     its write is not replicated: seating, opening, joining, claiming (a start), finishing
     a start, leaving, and opening a rematch."""
-    plain_client, durable_client = connect(lone.url), connect(lone.url)
+    plain_client, durable_client = connect(own_redis.url), connect(own_redis.url)
     space = namespace()
     plain = RedisStore(plain_client, space)
     durable = RedisStore(durable_client, space, durability=ALONE)

@@ -8,8 +8,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
 from feeds import reading
@@ -27,16 +26,6 @@ from services.convert import move_to_pb
 from services.table.store.redis import RedisStore
 from table.decoded import view_of
 from table.table_players import SeatPlayer, ServerFactory, create_table, linked
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[Single]:
-    engine = Single(tmp_path)
-    engine.start()
-    try:
-        yield engine
-    finally:
-        engine.stop()
 
 
 @pytest.fixture

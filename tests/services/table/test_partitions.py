@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from redis_engines import Single
@@ -100,16 +99,6 @@ class Proxy:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[Single]:
-    engine = Single(tmp_path)
-    engine.start()
-    try:
-        yield engine
-    finally:
-        engine.stop()
 
 
 @contextlib.asynccontextmanager
