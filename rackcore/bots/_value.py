@@ -14,6 +14,18 @@ consecutive values ``x .. x+run-1`` (a *block*). Each missing block card waits
 ``total / w`` turns for its own weight ``w``. Blocks are tried where at least one
 card is already in place; a plan may also pay for a whole new run.
 
+Two dials were fitted to the hard player's own play (``bench/hard_value_fit.py``):
+
+- ``plain_weight`` adds ``w·√P`` to the value, where ``P`` is the cheapest plan's
+  cost *without* the run. The run's specific cards dominate ``√C``, yet how far the
+  rack is from increasing predicts the turns still needed about as strongly: fitted
+  to self-play, turns ≈ a + b·√C + c·√P with c ≈ b.
+- ``open_floor`` adds a constant to every open slot's squared wait: each slot still
+  to fill takes a draw, however many cards would fit it.
+
+``cost`` and ``place_cost`` return the combined cost (its root is the value), and
+``open_cost`` the cost with the run alone, as ``place_cost`` takes it.
+
 ``Planner`` computes, once per rack, the cheapest plan from the left edge to each
 keeper and from each keeper to the right edge, without and with the run (``f0, f1,
 b0, b1``). Then "this rack with card ``v`` in slot ``s``" costs O(slots) instead of
@@ -42,6 +54,7 @@ class Planner:
 
     __slots__ = (
         "_lefts",
+        "_open_plain",
         "_rights",
         "b0",
         "b1",
@@ -49,6 +62,8 @@ class Planner:
         "cost",
         "f0",
         "f1",
+        "open_floor",
+        "plain_weight",
         "pool",
         "rack",
         "run",
@@ -57,7 +72,13 @@ class Planner:
     )
 
     def __init__(
-        self, rack: Sequence[int], pool: Pool, run: int = 0, run_wait: float = 1.0
+        self,
+        rack: Sequence[int],
+        pool: Pool,
+        run: int = 0,
+        run_wait: float = 1.0,
+        plain_weight: float = 0.0,
+        open_floor: float = 0.0,
     ) -> None:
         self.rack = tuple(rack)
         self.pool = pool
@@ -66,6 +87,10 @@ class Planner:
         self.vals = [0, *rack, pool.n + 1]
         self._lefts: dict[tuple[int, int], float] = {}
         self._rights: dict[tuple[int, int], float] = {}
+        self._open_plain = [INF] * SLOTS
+        # Both dials were fitted with the run rule; without it the value is as before.
+        self.plain_weight = plain_weight if self.run else 0.0
+        self.open_floor = open_floor if self.run else 0.0
         self.f0 = self._forward()
         self.b0 = self._backward()
         # Blocks: (start slot, first value, cost of the missing cards, left, right).
@@ -74,7 +99,8 @@ class Planner:
             self._find_blocks()
             self.f1 = self._forward_with_run()
             self.b1 = self._backward_with_run()
-            self.cost = min(self.f1[_END], self._fresh_run(self.f0[_END]))
+            cost = min(self.f1[_END], self._fresh_run(self.f0[_END]))
+            self.cost = self._combine(cost, self.f0[_END])
         else:
             self.f1 = self.b1 = self.f0
             self.cost = self.f0[_END]
@@ -86,7 +112,10 @@ class Planner:
         return math.sqrt(self.cost)
 
     def open_cost(self, s: int) -> float:
-        """Cheapest plan that does not use the card in slot ``s`` (it will be replaced)."""
+        """Cheapest plan that does not use the card in slot ``s`` (it will be replaced).
+
+        The cost with the run; ``place_cost`` takes it, and the plain part it keeps.
+        """
         pos, vals, f0, b0 = s + 1, self.vals, self.f0, self.b0
         plain = INF
         layered = INF
@@ -104,6 +133,7 @@ class Planner:
                     layered = min(layered, f0[q] + g + self.b1[p], self.f1[q] + g + b0[p])
         if not self.run:
             return plain
+        self._open_plain[s] = plain
         best = min(layered, self._fresh_run(plain))
         run = self.run
         for t, x, miss, left, right in self.blocks:
@@ -126,6 +156,7 @@ class Planner:
         pos, vals, run = s + 1, self.vals, self.run
         pool = self.pool
         cum, avail, total = pool.cum, pool.avail, pool.total
+        floor = self.open_floor
         f0, f1, b0, b1 = self.f0, self.f1, self.b0, self.b1
         left0 = left1 = right0 = right1 = INF
         cv, av = cum[v - 1], avail[v - 1]
@@ -139,7 +170,7 @@ class Planner:
                 if av - avail[vq] < k:
                     continue
                 t = k * total / (cv - cum[vq])
-                g = k * t * t
+                g = k * (t * t + floor)
             x = f0[q] + g
             if x < left0:
                 left0 = x
@@ -157,7 +188,7 @@ class Planner:
                 if avail[vp - 1] - av < k:
                     continue
                 t = k * total / (cum[vp - 1] - cv)
-                g = k * t * t
+                g = k * (t * t + floor)
             x = g + b0[p]
             if x < right0:
                 right0 = x
@@ -178,7 +209,7 @@ class Planner:
                     if avail[v - 1] - avail[hi] < k:
                         continue
                     t = k * total / (cum[v - 1] - cum[hi])
-                    g = k * t * t
+                    g = k * (t * t + floor)
                 if left + miss + g < left1:
                     left1 = left + miss + g
             elif t0 > s:  # the run starts right of slot s
@@ -190,23 +221,34 @@ class Planner:
                     if avail[x0 - 1] - avail[v] < k:
                         continue
                     t = k * total / (cum[x0 - 1] - cum[v])
-                    g = k * t * t
+                    g = k * (t * t + floor)
                 if g + miss + right < right1:
                     right1 = g + miss + right
         best = min(best, left0 + right1, left1 + right0, self._fresh_run(plain))
-        return self._blocks_through(v, s, best)
+        best = self._blocks_through(v, s, best)
+        if self.plain_weight:
+            open_plain = self._open_plain[s]
+            return self._combine(best, plain if plain < open_plain else open_plain)
+        return best
 
     # -- internals -----------------------------------------------------------
+
+    def _combine(self, cost: float, plain: float) -> float:
+        """The cost whose root is ``√cost + plain_weight · √plain`` (``cost`` with the run)."""
+        if not self.plain_weight or cost == INF:
+            return cost
+        root = math.sqrt(cost) + self.plain_weight * math.sqrt(plain)
+        return root * root
 
     def _gap(self, k: int, low: int, high: int) -> float:
         """Cost of ``k`` open slots between keepers ``low < high``."""
         if k == 0:
             return 0.0
-        pool = self.pool
+        pool, floor = self.pool, self.open_floor
         if high - low - 1 < k or pool.avail[high - 1] - pool.avail[low] < k:
             return INF
         t = k * pool.total / (pool.cum[high - 1] - pool.cum[low])
-        return k * t * t
+        return k * (t * t + floor)
 
     def _fresh_run(self, plain: float) -> float:
         """A plan with no run card in place yet: every run card is still to be drawn."""
@@ -214,7 +256,7 @@ class Planner:
         return plain + self.run * total * total
 
     def _forward(self) -> list[float]:
-        vals, pool = self.vals, self.pool
+        vals, pool, floor = self.vals, self.pool, self.open_floor
         cum, avail, total = pool.cum, pool.avail, pool.total
         f = [INF] * (_END + 1)
         f[0] = 0.0
@@ -231,14 +273,14 @@ class Planner:
                     if avail[vp - 1] - avail[vq] < k:
                         continue
                     t = k * total / (cum[vp - 1] - cum[vq])
-                    fq += k * t * t
+                    fq += k * (t * t + floor)
                 if fq < best:
                     best = fq
             f[p] = best
         return f
 
     def _backward(self) -> list[float]:
-        vals, pool = self.vals, self.pool
+        vals, pool, floor = self.vals, self.pool, self.open_floor
         cum, avail, total = pool.cum, pool.avail, pool.total
         b = [INF] * (_END + 1)
         b[_END] = 0.0
@@ -255,7 +297,7 @@ class Planner:
                     if avail[vp - 1] - avail[vq] < k:
                         continue
                     t = k * total / (cum[vp - 1] - cum[vq])
-                    bp += k * t * t
+                    bp += k * (t * t + floor)
                 if bp < best:
                     best = bp
             b[q] = best

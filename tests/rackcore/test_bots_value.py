@@ -56,8 +56,22 @@ def test_cards_nobody_can_draw_make_a_plan_impossible() -> None:
     assert Planner(rack, Pool(40, weight)).cost == INF
 
 
-@pytest.mark.parametrize(("run", "run_wait"), [(0, 1.0), (3, 1.0), (4, 1.0), (3, 0.7)])
-def test_placing_one_card_costs_exactly_what_a_fresh_search_says(run: int, run_wait: float) -> None:
+@pytest.mark.parametrize(
+    ("run", "run_wait", "plain_weight", "open_floor"),
+    [
+        (0, 1.0, 0.0, 0.0),
+        (3, 1.0, 0.0, 0.0),
+        (4, 1.0, 0.0, 0.0),
+        (3, 0.7, 0.0, 0.0),
+        (3, 0.7, 1.0, 16.0),
+        (4, 1.0, 0.5, 9.0),
+        (0, 1.0, 1.0, 16.0),
+    ],
+)
+def test_placing_one_card_costs_exactly_what_a_fresh_search_says(
+    run: int, run_wait: float, plain_weight: float, open_floor: float
+) -> None:
+    dials = (run_wait, plain_weight, open_floor)
     rng = random.Random(run)
     for _ in range(15):
         n = rng.choice([40, 50, 60])
@@ -68,12 +82,33 @@ def test_placing_one_card_costs_exactly_what_a_fresh_search_says(run: int, run_w
         for c in rack:
             weight[c] = 0.0
         pool = Pool(n, weight)
-        planner = Planner(rack, pool, run, run_wait)
+        planner = Planner(rack, pool, run, *dials)
+        opens = [planner.open_cost(s) for s in range(10)]
         for v in deck[10:15]:
             for s in range(10):
                 after = [*rack[:s], v, *rack[s + 1 :]]
-                fresh = Planner(after, pool, run, run_wait).cost
+                fresh = Planner(after, pool, run, *dials).cost
                 assert planner.place_cost(v, s) == pytest.approx(fresh)
+                assert planner.place_cost(v, s, opens[s]) == pytest.approx(fresh)
+
+
+def test_the_fitted_dials_add_the_plain_plan_and_a_floor_per_open_slot() -> None:
+    rack = (3, 9, 14, 15, 27, 22, 30, 33, 36, 39)  # 27 out of order; 14, 15 half a run
+    pool = _pool(40, rack)
+    base = Planner(rack, pool, 3, 0.7)
+    plain = Planner(rack, pool, 0, 0.7)
+    weighted = Planner(rack, pool, 3, 0.7, plain_weight=1.0)
+    assert weighted.value() == pytest.approx(base.value() + plain.value())
+    # Slot 5 is open between 16 and 22: five cards fit it, from 30 that may come.
+    ordered = (3, 9, 14, 15, 16, 30, 22, 33, 36, 39)
+    wait = 30 / 5
+    assert Planner(ordered, _pool(40, ordered), 3, 0.7).value() == pytest.approx(wait)
+    floored = Planner(ordered, _pool(40, ordered), 3, 0.7, open_floor=16.0)
+    assert floored.value() == pytest.approx((wait * wait + 16.0) ** 0.5)
+    done = (3, 9, 14, 15, 16, 22, 27, 33, 36, 39)
+    assert Planner(done, _pool(40, done), 3, 0.7, 1.0, 16.0).value() == 0.0
+    # Without the run rule neither dial applies: hard plays those tables as before.
+    assert Planner(rack, pool, 0, 0.7, 1.0, 16.0).value() == plain.value()
 
 
 def test_the_pool_sums_weights_and_drawable_values_up_to_each_value() -> None:
