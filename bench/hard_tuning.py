@@ -7,6 +7,11 @@ each variant moves first equally often, and round ``i`` is dealt from the same s
 for every pair of variants, so variants meet the same deals. It prints variant A's
 share of the rounds with its 95% Wilson interval, both variants' average own turns
 to go out, and A's decision CPU time. docs/bots.md says which runs set the dials.
+
+With ``--same``, every seat plays variant A (``--b`` is not used) and it prints the
+winners' average own turns to go out with its standard error: the measure of
+docs/bots.md's own-turns tables, on single rounds. ``--jobs`` shares the rounds
+among processes; the result does not depend on it.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
+import os
 import random
 import time
-from statistics import mean
+from statistics import mean, stdev
 from typing import Any
 
 from rackcore import Match, Rules, observe
@@ -49,6 +56,35 @@ def play_round(
     return outcome.winner, turns, cpu
 
 
+def _same(job: tuple[str, int, int, str, int]) -> tuple[int, list[float]]:
+    """Round ``index`` with variant A in every seat: the winner's own turns, seat 0's CPU."""
+    params, players, target, seed, index = job
+    bot = Hard(HardParams(**json.loads(params)))
+    rules = Rules(players=players, target=target)
+    digest = hashlib.sha256(f"rackem-tuning/{seed}/{index}".encode()).digest()
+    _, turns, cpu = play_round(rules, [bot] * players, 0, digest)
+    return turns, cpu
+
+
+def same(args: argparse.Namespace) -> None:
+    jobs = [(args.a, args.players, args.target, args.seed, i) for i in range(args.rounds)]
+    with multiprocessing.Pool(args.jobs) as pool:
+        results = pool.map(_same, jobs, chunksize=10)
+    turns = [t for t, _ in results if t]
+    cpu = sorted(c for _, times in results for c in times)
+    summary = {
+        "a": args.a,
+        "rounds": args.rounds,
+        "no_winner": args.rounds - len(turns),
+        "turns_out": round(mean(turns), 3),
+        "turns_out_se": round(stdev(turns) / len(turns) ** 0.5, 3),
+        "cpu_ms_p50": round(1000 * cpu[len(cpu) // 2], 2),
+        "cpu_ms_p99": round(1000 * cpu[int(len(cpu) * 0.99)], 2),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps(summary))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--a", default="{}", help="HardParams of variant A as JSON")
@@ -57,7 +93,12 @@ def main() -> None:
     p.add_argument("--players", type=int, default=2)
     p.add_argument("--target", type=int, default=50)
     p.add_argument("--seed", default="tuning")
+    p.add_argument("--same", action="store_true", help="every seat plays A: own turns to go out")
+    p.add_argument("--jobs", type=int, default=1, help="processes, with --same")
     args = p.parse_args()
+    if args.same:
+        same(args)
+        return
     a = Hard(HardParams(**json.loads(args.a)))
     b = Hard(HardParams(**json.loads(args.b)))
     rules = Rules(players=args.players, target=args.target)

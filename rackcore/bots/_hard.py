@@ -9,7 +9,9 @@
   average over the cards it may give of each card's best resolution — or exactly
   the known card when the stock's order is public. The better one is drawn.
 - **Resolve.** Every slot and the throw is valued by the rack it leaves
-  (``_value``, with a missing run card's wait scaled by ``run_wait``), less the
+  (``_value``, with a missing run card's wait scaled by ``run_wait``, the run-free
+  plan weighed in by ``plain_weight`` and a floor per open slot, both fitted to
+  hard's own play by ``bench/hard_value_fit.py``), less the
   turns the discarded card would save the next seat (``_threat.Denial``) — unless it
   goes out. The ``lookahead`` best are then re-ranked by the expected utility after
   the next stock draw. The repair token is spent on the swap that wins the most, if
@@ -45,15 +47,19 @@ class HardParams:
     pile_weight: float = 0.35  # a card in the discard pile, while the stock is unknown
     known_pile_weight: float = 0.6  # ... once the stock's order is public
     known_hidden_weight: float = 0.15  # a hidden card once the stock's order is public
-    denial: float = 0.075  # own turns given up per turn saved for the next seat
+    denial: float = 0.03  # own turns given up per turn saved for the next seat
     take_margin: float = 0.0  # the discard must beat the stock by this many turns
     repair_gain: float = 0.75  # turns a swap must win to spend the repair token
     run_wait: float = 0.7  # scales the wait for a missing run card (``Planner.run_wait``)
-    lookahead: int = 3  # best resolutions re-ranked by the value after the next draw
+    lookahead: int = 5  # best resolutions re-ranked by the value after the next draw
+    plain_weight: float = 0.6  # weight of the plain (run-free) plan's root (``Planner``)
+    open_floor: float = 16.0  # squared turns every open slot costs at least (``Planner``)
 
 
 # Hard as it played until issue 31 (``rackem tournament --bots hard,hard-2025``).
-HARD_2025 = HardParams(run_wait=1.0, lookahead=0)
+HARD_2025 = HardParams(
+    denial=0.075, run_wait=1.0, lookahead=0, plain_weight=0.0, open_floor=0.0
+)
 
 
 def hard_pool(board: Board, params: HardParams) -> Pool:
@@ -93,7 +99,8 @@ class Hard:
 
     def planner(self, rack: Sequence[int], pool: Pool, run: int) -> Planner:
         """The rack value with hard's dials."""
-        return Planner(rack, pool, run, self.params.run_wait)
+        p = self.params
+        return Planner(rack, pool, run, p.run_wait, p.plain_weight, p.open_floor)
 
     # -- drawing ---------------------------------------------------------------
 

@@ -62,3 +62,18 @@ def test_easy_tables_finish_their_rounds() -> None:
         record = play_match(rules, ("easy",) * 3, match_seed("easy-finishes", i))
         empty += record.rounds.count(None)
     assert empty <= 2
+
+
+def _turns_out(level: str, rounds: int) -> list[int]:
+    """Own turns of each round's winner at all-``level`` two-player tables, on fixed deals."""
+    turns = []
+    for i in range(rounds):
+        record = play_match(ROUNDS, (level, level), match_seed("turns-out", i))
+        turns += record.out_turns
+    return turns
+
+
+def test_hard_goes_out_sooner_than_the_earlier_hard_on_the_same_deals() -> None:
+    hard, earlier = _turns_out("hard", 60), _turns_out("hard-2025", 60)
+    assert len(hard) == len(earlier) == 60
+    assert mean(hard) <= mean(earlier) - 0.3
