@@ -24,10 +24,10 @@ __all__ = ["FORMAT", "MARKS", "Decision", "Judge", "Review", "mark_for", "review
 
 FORMAT = "rackem-review/1"
 MARKS: tuple[tuple[str, float], ...] = (
-    ("best", 0.02),
-    ("good", 0.1),
-    ("inaccuracy", 0.3),
-    ("mistake", 1.0),
+    ("best", 0.01),
+    ("good", 0.03),
+    ("inaccuracy", 0.1),
+    ("mistake", 0.3),
     ("blunder", math.inf),
 )
 """Each mark and the largest cost in own turns it takes (docs/review.md)."""

@@ -12,6 +12,11 @@ turns, by the hard player's own measures (``Hard``'s utilities, negated):
   their distance from the first of them; a repair is priced against the resolution
   hard would play by what the swap wins beyond ``repair_gain``.
 
+Hard's utilities are in units of its rack value, which reads about twice the turns
+a rack still needs (a fresh deal reads about 25, while a round lasts about 10).
+Every price is scaled by ``TURNS_PER_UNIT``, fitted to hard's own play
+(``bench/hard_value_fit.py``), so a cost is in own turns as they are played.
+
 ``best`` is the move ``Hard`` plays for the same view. Only the view is read.
 """
 
@@ -28,11 +33,13 @@ from rackcore.bots._pool import Pool
 from rackcore.bots._threat import Denial
 from rackcore.bots._value import Planner
 
-__all__ = ["STAY_IN_COST", "Assessment", "assess"]
+__all__ = ["STAY_IN_COST", "TURNS_PER_UNIT", "Assessment", "assess"]
 
 SLOTS = 10
 STAY_IN_COST = 1.0
 """Turns a winning rack loses by not going out, unless the hard player would stay in too."""
+TURNS_PER_UNIT = 0.19
+"""Own turns per unit of hard's rack value: ``b`` of ``bench/hard_value_fit.py`` (docs/bots.md)."""
 _HARD = Hard()
 
 
@@ -62,8 +69,11 @@ def assess(view: View) -> Assessment:
     planner = _HARD.planner(board.rack, pool, board.run)
     denial = Denial(board, pool, _HARD.params.denial)
     if view.phase == "draw":
-        return _draw(board, planner, denial)
-    return _resolve(board, pool, planner, denial)
+        judged = _draw(board, planner, denial)
+    else:
+        judged = _resolve(board, pool, planner, denial)
+    turns = {move: price * TURNS_PER_UNIT for move, price in judged.turns.items()}
+    return Assessment(judged.kind, turns, judged.best)
 
 
 def _draw(board: Board, planner: Planner, denial: Denial) -> Assessment:
@@ -94,7 +104,8 @@ def _resolve(board: Board, pool: Pool, planner: Planner, denial: Denial) -> Asse
         chosen, price = _look_ahead(board, pool, opts, price, denial, cards)
     turns: dict[Move, float] = {}
     for o, p in zip(opts, price, strict=True):
-        stay = p + STAY_IN_COST if o.wins and not _HARD._stay_in(board, pool, o) else p
+        stays = o.wins and not _HARD._stay_in(board, pool, o)
+        stay = p + STAY_IN_COST / TURNS_PER_UNIT if stays else p
         turns[_move(seat, o, True)] = p
         turns[_move(seat, o, False)] = stay
     best = _move(seat, chosen, not (chosen.wins and _HARD._stay_in(board, pool, chosen)))

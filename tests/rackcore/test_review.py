@@ -173,7 +173,7 @@ def _decision(cost: float, at: int = 0) -> Decision:
 
 
 def test_marks_follow_the_thresholds() -> None:
-    costs = [0.0, 0.02, 0.021, 0.1, 0.11, 0.3, 0.31, 1.0, 1.01, 20.0]
+    costs = [0.0, 0.01, 0.011, 0.03, 0.031, 0.1, 0.11, 0.3, 0.31, 20.0]
     assert [mark_for(c) for c in costs] == [
         "best",
         "best",
@@ -189,7 +189,7 @@ def test_marks_follow_the_thresholds() -> None:
 
 
 def test_the_summary_counts_marks_accuracy_and_the_costliest() -> None:
-    costs = [0.0, 0.5, 0.05, 2.0, 0.5, 0.0, 0.2, 2.0]
+    costs = [0.0, 0.2, 0.02, 2.0, 0.2, 0.0, 0.05, 2.0]
     result = Review(1, tuple(_decision(c, at) for at, c in enumerate(costs)))
     assert result.marks == {"best": 2, "good": 1, "inaccuracy": 1, "mistake": 2, "blunder": 2}
     assert result.accuracy == 100.0 * 3 / 8

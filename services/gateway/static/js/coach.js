@@ -82,10 +82,10 @@ export function moveAdvice(move, cards = {}) {
   }
 }
 
-/** What a decision cost, in turns ("cost about 0.4 turns"). @param {number} cost */
+/** What a decision cost, in own turns ("cost about 0.14 turns"). @param {number} cost */
 export function costText(cost) {
-  const rounded = Math.round(cost * 10) / 10;
-  if (rounded < 0.1) return "cost less than a tenth of a turn";
+  const rounded = Math.round(cost * 100) / 100;
+  if (rounded < 0.01) return "cost less than a hundredth of a turn";
   return `cost about ${rounded} turn${rounded === 1 ? "" : "s"}`;
 }
 
