@@ -57,9 +57,7 @@ class HardParams:
 
 
 # Hard as it played until issue 31 (``rackem tournament --bots hard,hard-2025``).
-HARD_2025 = HardParams(
-    denial=0.075, run_wait=1.0, lookahead=0, plain_weight=0.0, open_floor=0.0
-)
+HARD_2025 = HardParams(denial=0.075, run_wait=1.0, lookahead=0, plain_weight=0.0, open_floor=0.0)
 
 
 def hard_pool(board: Board, params: HardParams) -> Pool:

@@ -165,7 +165,9 @@ def test_review_my_play_marks_every_decision_and_steps_through_the_mistakes_by_k
                 r" \d+|throw the \d+ away|swap slots)"
             )
         )
-        expect(line).to_contain_text(re.compile(r"cost (about [\d.]+ turns?|less than a hundredth)"))
+        expect(line).to_contain_text(
+            re.compile(r"cost (about [\d.]+ turns?|less than a hundredth)")
+        )
     if len(slips) >= 2:
         page.keyboard.press("p")
         assert moves_shown(page) == slips[min(3, len(slips)) - 2]["at"] + 1
