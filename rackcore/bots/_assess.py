@@ -12,8 +12,8 @@ turns, by the hard player's own measures (``Hard``'s utilities, negated):
   their distance from the first of them; a repair is priced against the resolution
   hard would play by what the swap wins beyond ``repair_gain``.
 
-Hard's utilities are in units of its rack value, which reads about twice the turns
-a rack still needs (a fresh deal reads about 25, while a round lasts about 10).
+Hard's utilities are in units of its rack value, which reads about five times the
+turns a rack still needs (a fresh deal reads about 50, while a round lasts about 10).
 Every price is scaled by ``TURNS_PER_UNIT``, fitted to hard's own play
 (``bench/hard_value_fit.py``), so a cost is in own turns as they are played.
 
@@ -38,7 +38,7 @@ __all__ = ["STAY_IN_COST", "TURNS_PER_UNIT", "Assessment", "assess"]
 SLOTS = 10
 STAY_IN_COST = 1.0
 """Turns a winning rack loses by not going out, unless the hard player would stay in too."""
-TURNS_PER_UNIT = 0.19
+TURNS_PER_UNIT = 0.22
 """Own turns per unit of hard's rack value: ``b`` of ``bench/hard_value_fit.py`` (docs/bots.md)."""
 _HARD = Hard()
 
