@@ -18,8 +18,8 @@ Two dials were fitted to the hard player's own play (``bench/hard_value_fit.py``
 
 - ``plain_weight`` adds ``w·√P`` to the value, where ``P`` is the cheapest plan's
   cost *without* the run. The run's specific cards dominate ``√C``, yet how far the
-  rack is from increasing predicts the turns still needed about as strongly: fitted
-  to self-play, turns ≈ a + b·√C + c·√P with c ≈ b.
+  rack is from increasing predicts the turns still needed nearly as strongly: fitted
+  to self-play, turns ≈ a + b·√C + c·√P with c between 0.6·b and b.
 - ``open_floor`` adds a constant to every open slot's squared wait: each slot still
   to fill takes a draw, however many cards would fit it.
 
