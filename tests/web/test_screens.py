@@ -170,3 +170,30 @@ def test_home_and_how_to_play_pass_axe_and_give_focus_back(page: Page, server_ur
     page.locator("#help .help-close-row button").click()
     expect(page.locator("#btn-help")).to_be_focused()
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_an_empty_stock_is_named_as_it_shows(page: Page, server_url: str) -> None:
+    """A stock run dry (as at the end of a round with no refill left) shows "empty", and
+    its name says so: axe's label-content-name-mismatch once failed on a visible "0"."""
+    me = Player(page, server_url)
+    me.new_game("Ann", {"target": 500}, 2)
+    me.wait_my_decision("draw")
+    shown = page.evaluate(
+        """async () => {
+            const { TableScreen } = await import('/js/table.js');
+            const { legalSets } = await import('/js/selectors.js');
+            const render = (count) => {
+                const tv = structuredClone(window.rackem.state.tv);
+                tv.view.stock_count = count;
+                const ui = { covered: false, pending: false, repairMode: false, historyOpen: false,
+                             log: [], clockSeat: -1, coach: null };
+                TableScreen.prototype.renderPiles.call(null, tv, 86, legalSets(tv, false), ui);
+                const stock = document.getElementById('stock');
+                return [stock.textContent, stock.getAttribute('aria-label')];
+            };
+            return [render(1), render(0)];
+        }"""
+    )
+    assert shown[0] == ["1", "Stock, 1 card. Draw from the stock (S)"]
+    assert shown[1] == ["empty", "Stock, empty. Draw from the stock (S)"]
+    assert_accessible(page, "an empty stock")

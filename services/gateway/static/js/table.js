@@ -283,14 +283,14 @@ export class TableScreen {
     const stock = button("stock");
     stock.classList.toggle("can-draw", legal.stock);
     stock.disabled = !legal.stock;
+    // An empty stock shows only "empty" (a count of 0 beside it would be text its name lacks).
     stock.replaceChildren(
-      v.stock_count > 0 ? upright(null, size, "stack-shadow") : el("div", { class: "empty-pile" }, "empty"),
-      el("span", { class: "pile-count", id: "stock-count" }, v.stock_count),
+      ...(v.stock_count > 0
+        ? [upright(null, size, "stack-shadow"), el("span", { class: "pile-count", id: "stock-count" }, v.stock_count)]
+        : [el("div", { class: "empty-pile" }, "empty")]),
     );
-    stock.setAttribute(
-      "aria-label",
-      `Stock, ${v.stock_count} card${v.stock_count === 1 ? "" : "s"}${legal.stock ? ". Draw from the stock (S)" : ""}`,
-    );
+    const count = v.stock_count > 0 ? `${v.stock_count} card${v.stock_count === 1 ? "" : "s"}` : "empty";
+    stock.setAttribute("aria-label", `Stock, ${count}${legal.stock ? ". Draw from the stock (S)" : ""}`);
 
     const top = v.discard.length ? v.discard[v.discard.length - 1] : null;
     const discard = button("discard");
