@@ -16,7 +16,7 @@ cost without it (``rackcore/bots/_value.py``), both at ``plain_weight`` 0 and wi
 the players' ``open_floor``. The rack
 value hard plays by is ``√C + w·√P`` with ``w = c / b`` (``HardParams.plain_weight``),
 and its calibration to own turns, ``a + b·value``, is what a review's costs are
-measured in (``HARD_TURNS_PER_UNIT`` in ``rackcore/bots/_assess.py``). It prints the
+measured in (``TURNS_PER_UNIT`` in ``rackcore/bots/_assess.py``). It prints the
 fit, its R² beside that of √C alone, and a table of predicted against measured
 turns. docs/bots.md has the run the shipped numbers come from.
 """
