@@ -266,7 +266,11 @@ def own_redis(tmp_path: Path) -> Iterator[Single]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that uses a container fixture with ``containers``."""
+    """Mark every test that uses a container fixture with ``containers``, and run the
+    browser tests last: Playwright's sync API leaves an event loop running in this
+    thread, so an asyncio test after one could not start its own (``tests/`` in path
+    order has them last already; this keeps any chosen files in a working order)."""
     for item in items:
         if "container_engine" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.containers)
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
