@@ -4,10 +4,11 @@ Every profile starts at mu 25, sigma 25/3 (the model's defaults) and shows
 ``round(60 * mu)`` (1500 at the start). The rated players of a match are its seats with a
 (live) profile that are not bots; a match is rated when the table was made ``rated`` and
 at least two sides have a rated player. Sides are placed by final score (higher is
-better, equal scores tie); partners are one team per side; a side whose player left ranks
-after every side that stayed, tied with the other leavers. Seats without a profile (bots,
-guests, a profile forgotten before its result came in) take no part in the rating, only
-in the order of the others.
+better, equal scores tie), except that the match's winner is first when the rules'
+tiebreak gave it a tie on points; partners are one team per side; a side whose player
+left ranks after every side that stayed, tied with the other leavers. Seats without a
+profile (bots, guests, a profile forgotten before its result came in) take no part in
+the rating, only in the order of the others.
 
 A rating is *provisional* while sigma is above ``PROVISIONAL_SIGMA``: measured (docs/
 profiles.md) as where a new player's sigma stands after about ten rated matches.
@@ -72,20 +73,23 @@ def rated_sides(result: MatchResult, live: Mapping[str, object]) -> list[Side]:
     by_seat = {seat.seat: seat for seat in result.seats}
     groups = result.teams or tuple((seat.seat,) for seat in result.seats)
     seen: set[str] = set()
-    found: list[tuple[tuple[str, ...], int, bool]] = []  # (profiles, score, left)
+    found: list[tuple[tuple[str, ...], tuple[bool, bool, int]]] = []  # (profiles, order)
     for group in groups:
         seats = [by_seat[number] for number in group if number in by_seat]
         rated = [s for s in seats if s.profile in live and not s.bot and s.profile not in seen]
         seen.update(s.profile for s in rated)
         if rated:
-            score = max(s.score for s in seats)
-            found.append((tuple(s.profile for s in rated), score, any(s.left for s in rated)))
+            # Lower is better: stayed before left (leavers tie among themselves), then
+            # the winner (of a tie on points too, by the rules' tiebreak), then the score.
+            if any(s.left for s in rated):
+                order = (True, False, 0)
+            else:
+                order = (False, not any(s.won for s in seats), -max(s.score for s in seats))
+            found.append((tuple(s.profile for s in rated), order))
     if len(found) < 2:
         return []
-    stayed = [score for _, score, left in found if not left]
     return [
-        Side(profiles, len(stayed) + 1 if left else 1 + sum(o > score for o in stayed))
-        for profiles, score, left in found
+        Side(profiles, 1 + sum(other < order for _, other in found)) for profiles, order in found
     ]
 
 

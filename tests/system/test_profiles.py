@@ -110,18 +110,18 @@ async def test_a_rated_quick_match_rates_both_as_openskill_does_and_forget_me_le
         for who, client in (("ann", ann), ("bob", bob)):
             now = await settled(client, 1)
             assert now["id"] == made[who]["id"]
+            (entry,) = (await ask(client, {"type": "history"}))["matches"]
+            assert entry["table_id"] == table_id and entry["rated"] is True, (entry, final)
             assert now["rating"] == {
                 "value": round(60 * expected[who].mu),
                 "provisional": True,  # one match: still uncertain
-            }
+            }, (scores, final["winner"])
             assert now["rating"]["value"] != 1500, scores
             stats = now["stats"]
             assert (stats["played"], stats["won"]) == (1, int(places[who] == 1))
             assert stats["rounds_won"] == rounds_won[who]
             assert stats["by_players"]["2"]["played"] == 1
             assert (stats["mean_own_turns_to_go_out"] is None) == (rounds_won[who] == 0)
-            (entry,) = (await ask(client, {"type": "history"}))["matches"]
-            assert entry["table_id"] == table_id and entry["rated"] is True
             assert (entry["seat"], entry["score"], entry["place"]) == (
                 seats[who],
                 scores[who],

@@ -16,9 +16,15 @@ from services.profiles.ratings import Side, rate, rated_sides
 
 
 def _seat(
-    seat: int, profile: str, score: int, *, left: bool = False, bot: bool = False
+    seat: int,
+    profile: str,
+    score: int,
+    *,
+    left: bool = False,
+    bot: bool = False,
+    won: bool = False,
 ) -> SeatResult:
-    return SeatResult(seat, f"s{seat}", profile, bot, left, score, 1, False, 0, (), 0)
+    return SeatResult(seat, f"s{seat}", profile, bot, left, score, 1, won, 0, (), 0)
 
 
 def _match(
@@ -40,6 +46,13 @@ def test_a_new_profile_shows_1500_and_is_provisional() -> None:
 def test_sides_are_placed_by_score_with_ties() -> None:
     sides = rated_sides(_match(_seat(0, "a", 300), _seat(1, "b", 500), _seat(2, "c", 300)), LIVE)
     assert sides == [Side(("a",), 2), Side(("b",), 1), Side(("c",), 2)]
+
+
+def test_a_tie_on_points_the_tiebreak_decided_places_its_winner_first() -> None:
+    tied = _match(_seat(0, "a", 505), _seat(1, "b", 505, won=True), _seat(2, "c", 505))
+    assert [s.rank for s in rated_sides(tied, LIVE)] == [2, 1, 2]
+    new = rate(tied, LIVE)
+    assert new["b"][0] > ratings.MU > new["a"][0] == new["c"][0]
 
 
 def test_leavers_rank_after_everyone_tied_among_themselves() -> None:
