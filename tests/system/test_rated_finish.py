@@ -186,9 +186,10 @@ async def test_a_replica_killed_during_a_rated_finish_applies_each_rating_once(
     after = await _state(rated.url, [ann_id, bob_id])
     assert [h for _, _, h in after] == [[table_id], [table_id]]  # one entry each
     # The ratings equal one application of the match to two new profiles.
-    log = json.loads(rated.record(survivor, table_id))
-    ann_score, bob_score = replay(log).scores
-    ranks = [1.0 + (bob_score > ann_score), 1.0 + (ann_score > bob_score)]
+    # Placed by the match's winner (of a tie on points too, by the tiebreak), then score.
+    finished = replay(json.loads(rated.record(survivor, table_id)))
+    order = [(finished.winner != seat, -finished.scores[seat]) for seat in (0, 1)]
+    ranks = [1.0 + (order[1] < order[0]), 1.0 + (order[0] < order[1])]
     model = PlackettLuce()
     expected = model.rate([[model.rating()], [model.rating()]], ranks=ranks)
     for (mu, sigma, _), team in zip(after, expected, strict=True):

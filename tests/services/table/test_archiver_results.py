@@ -70,10 +70,12 @@ async def test_a_rated_match_is_applied_once_before_its_record(
                 assert time.monotonic() < deadline, "the table was never archived"
                 await asyncio.sleep(0.05)
             record = await stub.GetRecord(table_pb2.SummaryRequest(table_id=table_id))
-        # Placed by final score among the two rated seats (the bot's seat is not rated).
+        # Placed among the two rated seats (the bot's seat is not rated): the match's
+        # winner first (of a tie on points too, by the rules' tiebreak), then by score.
         match = replay(json.loads(record.log_json))
         scores = match.scores[:2]
-        ranks = [1.0 + (scores[1] > scores[0]), 1.0 + (scores[0] > scores[1])]
+        order = [(match.winner != seat, -scores[seat]) for seat in (0, 1)]
+        ranks = [1.0 + (order[1] < order[0]), 1.0 + (order[0] < order[1])]
         model = PlackettLuce()
         expected = model.rate([[model.rating()], [model.rating()]], ranks=ranks)
         for seat, profile_id in enumerate((ann, bob)):
