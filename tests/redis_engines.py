@@ -168,7 +168,7 @@ class Server:
         with redis.Redis(
             port=self.port, password=self.password, socket_timeout=1, retry=ONCE
         ) as client:
-            return bool(client.ping())
+            return _is(client, self.process)
 
     def kill(self) -> None:
         """SIGKILL, as a crash: what AOF has not yet written is lost."""
@@ -327,7 +327,9 @@ class SentinelGroup:
             )
             self.sentinels.append(process)  # stopped by ``stop`` whatever happens
             try:
-                _wait_serving(f"redis-sentinel on {port}", process, _pinger(port), log, since)
+                _wait_serving(
+                    f"redis-sentinel on {port}", process, _pinger(port, process), log, since
+                )
                 return
             except PortTaken:
                 if not tries_left:
@@ -416,12 +418,19 @@ class SentinelGroup:
             server.stop()
 
 
-def _pinger(port: int) -> Callable[[], bool]:
+def _pinger(port: int, process: subprocess.Popen[bytes]) -> Callable[[], bool]:
     def ping() -> bool:
         with redis.Redis(port=port, socket_timeout=1, retry=ONCE) as client:
-            return bool(client.ping())
+            return _is(client, process)
 
     return ping
+
+
+def _is(client: redis.Redis, process: subprocess.Popen[bytes] | None) -> bool:
+    """Whether the server ``client`` reaches is ``process``: another one may hold the port
+    (a Sentinel with no password answers any), and ``process`` then exits as it fails to
+    bind, which ``_wait_serving`` sees (``PortTaken``)."""
+    return process is not None and client.info("server").get("process_id") == process.pid
 
 
 Engine = Single | Cluster | SentinelGroup
